@@ -1,0 +1,152 @@
+"""Table events (FORMATS.md "Table events"): what the readers saw, in time order.
+
+Both reader paths -- the Pi's own RC522 readers (``hw/``) and the table hub
+(``firmware_bridge/``) -- produce :class:`TableEvent` objects; the deal tracker
+cannot tell them apart.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
+
+from .cards import Card, parse_card
+from .errors import CardError, EventError
+
+PLACED = "placed"
+REMOVED = "removed"
+BUTTON = "button"
+BUTTONS = ("undo", "new_deal", "confirm")
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+@dataclass(frozen=True, slots=True)
+class TableEvent:
+    """One table event.  Exactly one of ``uid``/``card`` for placed/removed;
+    ``button`` (and no zone) for button presses."""
+
+    t: float
+    event: str
+    zone: str | None = None
+    uid: str | None = None
+    card: Card | None = None
+    button: str | None = None
+
+    def to_dict(self) -> dict:
+        """The JSON object of FORMATS.md, keys in the documented order."""
+        if self.event == BUTTON:
+            return {"t": self.t, "event": BUTTON, "button": self.button}
+        out: dict = {"t": self.t, "zone": self.zone, "event": self.event}
+        if self.uid is not None:
+            out["uid"] = self.uid
+        else:
+            out["card"] = str(self.card)
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(", ", ": "))
+
+
+def normalise_uid(uid: object) -> str:
+    """Upper-case hex UID; raise :class:`EventError` for anything else."""
+    if not isinstance(uid, str) or not uid or len(uid) % 2 or not set(uid) <= _HEX:
+        raise EventError(f"uid must be an even number of hex digits, got {uid!r}")
+    return uid.upper()
+
+
+def placed(t: float, zone: str, *, uid: str | None = None, card: Card | str | None = None) -> TableEvent:
+    """Convenience constructor for a ``placed`` event."""
+    return TableEvent(t, PLACED, zone, uid=None if uid is None else normalise_uid(uid),
+                      card=parse_card(card) if isinstance(card, str) else card)
+
+
+def removed(t: float, zone: str, *, uid: str | None = None, card: Card | str | None = None) -> TableEvent:
+    """Convenience constructor for a ``removed`` event."""
+    return TableEvent(t, REMOVED, zone, uid=None if uid is None else normalise_uid(uid),
+                      card=parse_card(card) if isinstance(card, str) else card)
+
+
+def button(t: float, name: str) -> TableEvent:
+    """Convenience constructor for a ``button`` event."""
+    if name not in BUTTONS:
+        raise EventError(f"unknown button {name!r} (expected one of {', '.join(BUTTONS)})")
+    return TableEvent(t, BUTTON, button=name)
+
+
+def event_from_dict(obj: object, zones: Iterable[str]) -> TableEvent:
+    """Validate one decoded JSON object as a table event for a table with ``zones``.
+
+    Raises :class:`EventError` naming the field at fault.  Extra fields are
+    allowed (the formats only ever grow by adding fields).
+    """
+    if not isinstance(obj, dict):
+        raise EventError("not a JSON object")
+    t = obj.get("t")
+    if isinstance(t, bool) or not isinstance(t, (int, float)):
+        raise EventError("field 't' must be a number of seconds")
+    if not math.isfinite(t) or t < 0:
+        raise EventError(f"field 't' must be a finite number of seconds >= 0, got {t!r}")
+    kind = obj.get("event")
+    if kind == BUTTON:
+        name = obj.get("button")
+        if name not in BUTTONS:
+            raise EventError(f"field 'button' must be one of {', '.join(BUTTONS)}, got {name!r}")
+        for extra in ("zone", "uid", "card"):
+            if extra in obj:
+                raise EventError(f"a button event has no field '{extra}'")
+        return TableEvent(float(t), BUTTON, button=name)
+    if kind not in (PLACED, REMOVED):
+        raise EventError(f"field 'event' must be placed, removed or button, got {kind!r}")
+    zone = obj.get("zone")
+    zones = tuple(zones)
+    if zone not in zones:
+        raise EventError(f"field 'zone' must be one of {', '.join(zones)}, got {zone!r}")
+    has_uid, has_card = "uid" in obj, "card" in obj
+    if has_uid == has_card:
+        raise EventError("exactly one of the fields 'uid' and 'card' is needed")
+    if has_uid:
+        return TableEvent(float(t), kind, zone, uid=normalise_uid(obj["uid"]))
+    try:
+        card = parse_card(obj["card"])
+    except CardError as exc:
+        raise EventError(f"field 'card': {exc}") from None
+    return TableEvent(float(t), kind, zone, card=card)
+
+
+ErrorSink = Callable[[int, str], None]
+
+
+def read_events(lines: Iterable[str], zones: Iterable[str],
+                on_error: ErrorSink | None = None) -> Iterator[TableEvent]:
+    """Yield the valid table events of a JSON Lines stream.
+
+    Invalid lines are passed to ``on_error(line_number, message)`` and skipped;
+    blank lines and derived log lines (with ``"kind"``) are skipped silently.
+    A ``t`` lower than the previous valid line's is invalid.
+    """
+    zones = tuple(zones)
+    last_t = -math.inf
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text:
+            continue
+        try:
+            obj = json.loads(text)
+        except (ValueError, RecursionError):
+            if on_error:
+                on_error(number, "not valid JSON")
+            continue
+        if isinstance(obj, dict) and "kind" in obj:
+            continue
+        try:
+            event = event_from_dict(obj, zones)
+            if event.t < last_t:
+                raise EventError(f"field 't' goes back in time ({event.t} < {last_t})")
+        except EventError as exc:
+            if on_error:
+                on_error(number, str(exc))
+            continue
+        last_t = event.t
+        yield event
