@@ -1,0 +1,48 @@
+"""Replaying table events from a file through the deal tracker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterator
+
+from .config import GameConfig
+from .deck import Deck
+from .errors import EventError, LogError
+from .events import ErrorSink, read_events
+from .tracker import DealTracker
+
+
+def decoded_lines(data: bytes, on_error: ErrorSink | None = None) -> Iterator[str]:
+    """The lines of ``data`` as text; a line that is not UTF-8 is reported and given as blank."""
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            if on_error:
+                on_error(number, "not UTF-8 text")
+            yield ""
+
+
+def read_event_file(path: str | Path) -> bytes:
+    path = Path(path)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise LogError(f"{path}: no such events file") from None
+    except IsADirectoryError:
+        raise LogError(f"{path}: is a directory, not an events file") from None
+    except OSError as exc:
+        raise LogError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def replay_file(path: str | Path, config: GameConfig, deck: Deck | None = None,
+                on_error: Callable[[int, str], None] | None = None) -> DealTracker:
+    """Feed every valid table event of ``path`` to a new tracker and return it."""
+    tracker = DealTracker(config, deck)
+    lines = decoded_lines(read_event_file(path), on_error)
+    for event in read_events(lines, tracker.zones, on_error):
+        tracker.feed(event)
+    return tracker
+
+
+__all__ = ["replay_file", "decoded_lines", "read_event_file", "EventError"]

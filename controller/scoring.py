@@ -1,0 +1,173 @@
+"""What a raspasovka deal writes into the pulka, and settlement (RULES.md).
+
+Everything is exact (``fractions.Fraction``); rounding happens only for output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Iterable, Mapping
+
+from .config import Rules
+
+CONVENTION_K = {"sochi": 1, "leningrad": 2}
+
+
+@dataclass
+class Writes:
+    """What one deal writes: gora and pulya per seat, whists per (writer, on whom)."""
+
+    gora: dict[str, Fraction] = field(default_factory=dict)
+    pulya: dict[str, Fraction] = field(default_factory=dict)
+    whists: dict[tuple[str, str], Fraction] = field(default_factory=dict)
+
+    def add_gora(self, seat: str, amount) -> None:
+        if amount:
+            self.gora[seat] = self.gora.get(seat, Fraction(0)) + Fraction(amount)
+
+    def add_pulya(self, seat: str, amount) -> None:
+        if amount:
+            self.pulya[seat] = self.pulya.get(seat, Fraction(0)) + Fraction(amount)
+
+    def add_whists(self, writer: str, on: str, amount) -> None:
+        if amount:
+            self.whists[(writer, on)] = self.whists.get((writer, on), Fraction(0)) + Fraction(amount)
+
+    def to_dict(self) -> dict:
+        return {
+            "gora": {s: number(v) for s, v in self.gora.items()},
+            "pulya": {s: number(v) for s, v in self.pulya.items()},
+            "whists": [[w, o, number(v)] for (w, o), v in self.whists.items()],
+        }
+
+
+def is_last_step(rules: Rules, step: int) -> bool:
+    """True at the last price of a progressive series of at least two prices."""
+    return rules.same_dealer and len(rules.progression) >= 2 and step == len(rules.progression) - 1
+
+
+def dealer_penalty(rules: Rules, price: int) -> int:
+    """The last-step dealer penalty in points."""
+    if rules.last_step_dealer_penalty_points is not None:
+        return rules.last_step_dealer_penalty_points
+    return rules.last_step_dealer_penalty * price
+
+
+def score_deal(rules: Rules, seats: tuple[str, ...], active: tuple[str, ...], dealer: str,
+               price: int, step: int, taken: Mapping[str, int], revoke: str | None) -> Writes:
+    """What a finished raspasovka deal writes (RULES.md "Scoring one deal", "Mistakes")."""
+    w = Writes()
+    if is_last_step(rules, step):
+        w.add_gora(dealer, dealer_penalty(rules, price))
+    if revoke is not None:
+        w.add_gora(revoke, 10 * price)
+        return w
+    if rules.scoring == "whists":
+        _score_whists(w, rules, active, price, taken)
+        return w
+    fewest = min(taken[s] for s in active)
+    for seat in seats:
+        tricks = taken[seat]
+        if seat in active:
+            w.add_gora(seat, (tricks - fewest if rules.subtract_minimum else tricks) * price)
+            if tricks == 0:
+                w.add_pulya(seat, price)
+        else:   # a sitting-out dealer writes his prikup tricks in full
+            w.add_gora(seat, tricks * price)
+    if rules.prikup == "closed" and len(seats) == 4:
+        w.add_pulya(dealer, price)
+    return w
+
+
+def _score_whists(w: Writes, rules: Rules, active: tuple[str, ...], price: int,
+                  taken: Mapping[str, int]) -> None:
+    fewest = min(taken[s] for s in active)
+    winners = [s for s in active if taken[s] == fewest]
+    losers = [s for s in active if taken[s] != fewest]
+    if not losers:
+        return
+    share = Fraction(1, len(winners))
+    for winner in winners:
+        for loser in losers:
+            w.add_whists(winner, loser, share * rules.whists_per_trick * price * taken[loser])
+
+
+class Pulka:
+    """The running score: gora, pulya and whists per player."""
+
+    def __init__(self, players: Iterable[str]):
+        self.players = tuple(players)
+        self.gora = {p: Fraction(0) for p in self.players}
+        self.pulya = {p: Fraction(0) for p in self.players}
+        self.whists = {p: {q: Fraction(0) for q in self.players if q != p} for p in self.players}
+
+    def add(self, writes: Writes) -> None:
+        for seat, v in writes.gora.items():
+            self.gora[seat] += v
+        for seat, v in writes.pulya.items():
+            self.pulya[seat] += v
+        for (writer, on), v in writes.whists.items():
+            self.whists[writer][on] += v
+
+    def to_dict(self) -> dict:
+        return {p: {"gora": number(self.gora[p]), "pulya": number(self.pulya[p]),
+                    "whists": {q: number(v) for q, v in self.whists[p].items()}}
+                for p in self.players}
+
+
+def number(value: Fraction | int | float) -> int | float:
+    """An integer where whole, a decimal otherwise (FORMATS.md)."""
+    f = Fraction(value)
+    if f.denominator == 1:
+        return int(f)
+    return float(f)
+
+
+def settle(pulka: Mapping[str, Mapping], convention: str = "sochi") -> dict[str, Fraction]:
+    """Exact balances in whists, summing to zero (RULES.md "The pulka", steps 1-3).
+
+    ``pulka`` maps each player to ``{"gora", "pulya", "whists": {other: n}}``;
+    missing fields count as zero.  Raises ValueError for a whist written on an
+    unknown player or a non-numeric value.
+    """
+    k = CONVENTION_K[convention]
+    players = list(pulka)
+    if not players:
+        return {}
+
+    def num(v: object, where: str) -> Fraction:
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise ValueError(f"{where}: must be a number, got {v!r}")
+        try:
+            return Fraction(v) if not isinstance(v, float) else Fraction(str(v))
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"{where}: must be a number, got {v!r}") from None
+
+    gora, pulya, written = {}, {}, {}
+    for p in players:
+        entry = pulka[p]
+        if not isinstance(entry, Mapping):
+            raise ValueError(f"{p}: must be an object with gora, pulya and whists, got {entry!r}")
+        gora[p] = num(entry.get("gora", 0), f"{p}.gora")
+        pulya[p] = num(entry.get("pulya", 0), f"{p}.pulya")
+        whists = entry.get("whists", {}) or {}
+        if not isinstance(whists, Mapping):
+            raise ValueError(f"{p}.whists: must be an object of player: whists, got {whists!r}")
+        for q, v in whists.items():
+            if q not in pulka:
+                raise ValueError(f"{p}.whists.{q}: no such player")
+            written[(p, q)] = num(v, f"{p}.whists.{q}")
+    top = max(pulya.values())
+    adjusted = {p: gora[p] + k * (top - pulya[p]) for p in players}
+    average = sum(adjusted.values(), Fraction(0)) / len(players)
+    balance = {p: 10 * (average - adjusted[p]) for p in players}
+    for (p, q), v in written.items():
+        balance[p] += v
+        balance[q] -= v
+    return balance
+
+
+def rounded(balance: Mapping[str, Fraction]) -> dict[str, float]:
+    """Balances rounded to two decimals for output (never ``-0.0``)."""
+    return {p: round(float(v), 2) + 0.0 for p, v in balance.items()}
