@@ -5,6 +5,7 @@ Everything is exact (``fractions.Fraction``); rounding happens only for output.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Iterable, Mapping
@@ -137,12 +138,13 @@ def settle(pulka: Mapping[str, Mapping], convention: str = "sochi") -> dict[str,
         return {}
 
     def num(v: object, where: str) -> Fraction:
-        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        if isinstance(v, bool) or not isinstance(v, (int, float, Fraction)):
             raise ValueError(f"{where}: must be a number, got {v!r}")
-        try:
-            return Fraction(v) if not isinstance(v, float) else Fraction(str(v))
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(f"{where}: must be a number, got {v!r}") from None
+        if isinstance(v, float):
+            if not math.isfinite(v):
+                raise ValueError(f"{where}: must be a finite number, got {v!r}")
+            return Fraction(repr(v))        # 0.1 in JSON means one tenth, not the nearest double
+        return Fraction(v)
 
     gora, pulya, written = {}, {}, {}
     for p in players:
