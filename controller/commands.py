@@ -1,9 +1,142 @@
-"""Registration of the subcommands that live outside :mod:`controller.cli`.
+"""The service's subcommands: run, demo, report, enroll, doctor, hub-emulator.
 
-Each entry adds one subparser; its handler imports the service, hub or
-hardware code only when the command runs.
+Each registers a subparser; the handler imports the service, hub or hardware
+code only when the command runs, so ``preftable replay`` stays light.
 """
 
 from __future__ import annotations
 
-REGISTER: list = []
+import argparse
+import dataclasses
+import logging
+import signal
+import sys
+import zlib
+from pathlib import Path
+
+log = logging.getLogger("preftable")
+
+
+# --- run ------------------------------------------------------------------------------
+
+def build_outputs(settings, link=None, factory=None, stream=None):
+    """The outputs the settings ask for (display, GPIO LEDs and buzzer, the hub's)."""
+    from .outputs import DisplayOutput, GpioOutputs, HubOutputs
+
+    outputs = []
+    if settings.display == "terminal":
+        from hw.display import TerminalDisplay
+        outputs.append(DisplayOutput(TerminalDisplay(stream or sys.stdout)))
+    elif settings.display == "serial":
+        from hw.display import SerialDisplay
+        outputs.append(DisplayOutput(SerialDisplay(settings.display_port, baudrate=settings.display_baudrate)))
+    if link is not None:
+        outputs.append(HubOutputs(link, settings.game.table.seats, display=settings.display == "hub"))
+    if factory is not None and (settings.gpio_leds or settings.gpio_buzzer is not None):
+        outputs.append(GpioOutputs(factory, dict(settings.gpio_leds), settings.gpio_buzzer))
+    return outputs
+
+
+def pin_factory(settings):
+    if not settings.uses_gpio and settings.backend != "spi":
+        return None
+    from hw.pins import default_factory
+    return default_factory(None if settings.gpio_factory == "auto" else settings.gpio_factory)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .deck import load_deck
+    from .service import TableService
+    from .settings import load_settings
+    from .sources import HubSource, SimSource, SpiSource
+
+    settings = load_settings(args.config)
+    deck = load_deck(args.deck) if args.deck else None
+    if deck is None and settings.backend != "sim":
+        log.warning("no deck file given (--deck): every tag will be an unknown tag")
+    log_dir = Path(args.log_dir or settings.log_dir)
+    factory = pin_factory(settings)
+    buttons = None
+    if factory is not None and settings.gpio_buttons:
+        from hw.indicators import Buttons
+        buttons = Buttons(factory, dict(settings.gpio_buttons), debounce_ms=settings.gpio_debounce_ms)
+    service = TableService(settings, deck, log_dir, buttons=buttons)
+    session = service.open_session(new=args.new)
+    link = None
+    if settings.backend == "sim":
+        # a simulated game must continue identically after a restart: seed it from the session
+        seed = settings.sim_seed if settings.sim_seed is not None else zlib.crc32(session.folder.name.encode())
+        source = SimSource(dataclasses.replace(settings, sim_seed=seed), service.tracker.deck,
+                           skip=service.replayed)
+    elif settings.backend == "hub":
+        source = HubSource(settings, service.clock)
+        link = source.link
+    else:
+        source = SpiSource(settings, service.clock, factory=factory)
+    service.outputs = build_outputs(settings, link=link, factory=factory)
+
+    def on_term(signum, frame):
+        log.info("signal %d: flushing the game log and stopping", signum)
+        service.stop()
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    log.info("session %s (%s readers)", session.folder, settings.backend)
+    service.run(source)
+    return 0
+
+
+def add_run(sub) -> None:
+    p = sub.add_parser("run", help="run the table (readers, tracker, LEDs, display, game log)")
+    p.add_argument("--config", help="config file (TOML); a simulated 3-player table when omitted")
+    p.add_argument("--deck", help="deck file (TOML) resolving tag UIDs to cards")
+    p.add_argument("--log-dir", help="game log folder (default: [log] dir of the config, else ./logs)")
+    p.add_argument("--new", action="store_true", help="start a new pulka instead of resuming")
+    p.set_defaults(func=cmd_run)
+
+
+# --- report -----------------------------------------------------------------------------
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .errors import LogError
+    from .gamelog import SessionLog
+    from .report import write_report
+    from .textview import settlement_text
+
+    folder = Path(args.session_dir)
+    if not (folder / "events.jsonl").is_file():
+        raise LogError(f"{folder}: not a session folder (no events.jsonl)")
+    session = SessionLog(folder)
+    game = session.game_config()
+    tracker, _ = session.replay(game)
+    summary = tracker.summary()
+    out_dir = Path(args.output) if args.output else folder
+    paths = write_report(summary, out_dir, names=dict(game.table.names))
+    sys.stdout.write(settlement_text(summary["settlement"], game.table.names))
+    for kind, path in paths.items():
+        sys.stdout.write(f"{kind}: {path}\n")
+    return 0
+
+
+def add_report(sub) -> None:
+    p = sub.add_parser("report", help="draw a session's pulka as SVG and HTML, with the settlement")
+    p.add_argument("session_dir", help="a session folder of the game log")
+    p.add_argument("-o", "--output", help="folder for pulka.svg and pulka.html (default: the session folder)")
+    p.set_defaults(func=cmd_report)
+
+
+# --- hub-emulator ------------------------------------------------------------------------
+
+def cmd_hub_emulator(args: argparse.Namespace) -> int:
+    from firmware_bridge.emulator import cli_main
+    return cli_main(list(args.args))
+
+
+def add_hub_emulator(sub) -> None:
+    p = sub.add_parser("hub-emulator", help="an emulated table hub on a pty or TCP port (see --help)",
+                       add_help=False)
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_hub_emulator)
+
+
+REGISTER: list = [add_run, add_report, add_hub_emulator]

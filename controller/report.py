@@ -8,11 +8,15 @@ The picture: a sheet split into one sector per player by lines running from a
 central circle to the sheet's edge (for 4 players to the four corners; for 3
 to the two bottom corners and the top middle).  Inside each sector, from the
 centre outwards: the gora, the pulya, and the whists band split per opponent.
-Gora and pulya are written as on paper, the running sums joined by dots
-("1.3.6"), when their history is known (the ``history`` argument, or derived
-from the deals when that reproduces the pulka exactly); otherwise the final
-value.  The player's name and settlement balance stand outside the sector;
-the deal history is a table beside the sheet.
+Every figure is written as on paper, the running sums joined by dots
+("1.3.6"), when its history is known (the ``history`` argument, the deals'
+own ``writes``, or the deals scored again with the session's rules when that
+reproduces the pulka exactly); otherwise the final value.  The player's name
+and settlement balance stand outside the sector; the deal history is a table
+beside the sheet.
+
+``preftable report SESSION_DIR`` is meant to call :func:`write_report` with the
+session's summary, its ``[table] names`` and its ``[rules]``.
 """
 
 from __future__ import annotations
@@ -26,13 +30,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from .config import Rules
+from .deal import active_seats
 from .errors import LogError
+from .scoring import CONVENTION_K, rounded, score_deal, settle
 
 log = logging.getLogger(__name__)
 
 SVG_NS = "http://www.w3.org/2000/svg"
 FONT = "DejaVu Sans, Verdana, Arial, sans-serif"
-CONVENTION_FACTOR = {"sochi": 1, "leningrad": 2}
 
 # Layout of the sheet (SVG user units).
 SHEET_X, SHEET_Y, SHEET_W, SHEET_H = 60.0, 90.0, 600.0, 480.0
@@ -42,7 +48,8 @@ BANDS = {"whists": (1.0, 0.72), "pulya": (0.72, 0.46), "gora": (0.46, 0.2)}
 CIRCLE_SCALE = 0.14
 ROW_H = 20.0
 
-History = Mapping[str, Mapping[str, Sequence[float]]]
+# {player: {"gora": [running sums], "pulya": [...], "whists": {other: [...]}}}; any part may be missing.
+History = Mapping[str, Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -52,11 +59,13 @@ class _Sector:
     side: str   # "top" | "bottom" | "left" | "right"
     t0: float
     t1: float
+    open0: bool = False     # the sector goes round the corner at t0 (no line ends there)
+    open1: bool = False
 
 
 # Seat order is clockwise; seat 1 sits at the bottom, the viewer's place.
 _LAYOUT = {
-    3: ((_Sector("bottom", -1, 1), _Sector("top", -1, 0), _Sector("top", 0, 1)),
+    3: ((_Sector("bottom", -1, 1), _Sector("top", -1, 0, open0=True), _Sector("top", 0, 1, open1=True)),
         ((-1, 1), (1, 1), (0, -1))),
     4: ((_Sector("bottom", -1, 1), _Sector("left", -1, 1), _Sector("top", -1, 1),
          _Sector("right", -1, 1)),
@@ -101,66 +110,89 @@ def _score(entry: Mapping[str, Any], key: str) -> float:
     return float(value) if value is not None else 0.0
 
 
-def settle(pulka: Mapping[str, Mapping[str, Any]], convention: str = "sochi") -> dict[str, float]:
-    """Balances per RULES.md "The pulka" (used when the summary has no ``settlement``)."""
-    k = CONVENTION_FACTOR[convention]
-    pulyas = {p: _score(e, "pulya") for p, e in pulka.items()}
-    top = max(pulyas.values())
-    goras = {p: _score(e, "gora") + k * (top - pulyas[p]) for p, e in pulka.items()}
-    average = sum(goras.values()) / len(goras)
-    balance = {p: 10 * (average - g) for p, g in goras.items()}
-    for p, entry in pulka.items():
-        for other, whists in (entry.get("whists") or {}).items():
-            balance[p] += float(whists)
-            if other in balance:
-                balance[other] -= float(whists)
-    return {p: round(b, 2) for p, b in balance.items()}
+def _deal_writes(summary: Mapping[str, Any], players: list[str], rules: Rules) -> list[Mapping[str, Any]] | None:
+    """What each complete deal wrote, as ``Writes.to_dict()`` shapes; None when it cannot be known.
+
+    A deal carrying its own ``writes`` is taken as it is; otherwise the deal is
+    scored again with ``rules``, the series' step followed as the tracker does.
+    """
+    out: list[Mapping[str, Any]] = []
+    step = 0
+    seats = tuple(players)
+    deals = list(summary.get("deals") or ())
+    for index, deal in enumerate(deals):
+        if isinstance(deal.get("writes"), Mapping):
+            if deal.get("complete"):
+                out.append(deal["writes"])
+            continue
+        price, dealer = deal.get("price"), deal.get("dealer")
+        if dealer not in seats or not all(re.fullmatch(r"seat\d+", p) for p in seats):
+            return None
+        if step >= len(rules.progression) or rules.progression[step] != price:
+            if price not in rules.progression:
+                return None
+            step = rules.progression.index(price)
+        if not deal.get("complete"):
+            if index == len(deals) - 1:
+                break           # the deal in progress
+            continue            # abandoned: same dealer, same price
+        taken = {seat: int((deal.get("taken") or {}).get(seat, 0) or 0) for seat in seats}
+        writes = score_deal(rules, seats, active_seats(len(seats), dealer), dealer, price, step, taken,
+                            deal.get("revoke"))
+        out.append(writes.to_dict())
+        step = step + 1 if rules.same_dealer and step + 1 < len(rules.progression) else 0
+    return out
 
 
-def derive_history(summary: Mapping[str, Any]) -> dict[str, dict[str, list[float]]]:
-    """Running sums of gora and pulya per player, rebuilt from the deals.
+def derive_history(summary: Mapping[str, Any], rules: Rules | None = None) -> dict[str, dict[str, Any]]:
+    """Running sums per player of what was written: ``{"gora": [...], "pulya": [...], "whists": {other: [...]}}``.
 
-    The deals are scored with the default rules (``gora`` scoring, every trick
-    written, no dealer penalty).  A column (gora or pulya) whose rebuilt totals
-    differ from the pulka's is left out: its history is then unknown.
+    Taken from the deals' ``writes`` where they carry them, else rebuilt from
+    the deals with ``rules`` (the defaults of RULES.md if not given).  A column
+    whose rebuilt totals differ from the pulka's (other rules were in force) is
+    left out: its history is then unknown and the report shows the final value.
     """
     pulka = summary.get("pulka") or {}
     players = players_of(summary)
-    sums = {p: {"gora": 0.0, "pulya": 0.0} for p in players}
-    written: dict[str, dict[str, list[float]]] = {p: {"gora": [], "pulya": []} for p in players}
+    per_deal = _deal_writes(summary, players, rules or Rules())
+    if per_deal is None:
+        log.debug("pulka history not derivable from the deals")
+        return {p: {} for p in players}
+    cells = [(p, "gora", None) for p in players] + [(p, "pulya", None) for p in players]
+    cells += [(p, "whists", o) for p in players for o in players if o != p]
+    sums = {cell: 0.0 for cell in cells}
+    written: dict[tuple[str, str, str | None], list[float]] = {cell: [] for cell in cells}
+    for writes in per_deal:
+        amounts: list[tuple[tuple[str, str, str | None], Any]] = []
+        for column in ("gora", "pulya"):
+            amounts += [((p, column, None), v) for p, v in (writes.get(column) or {}).items()]
+        amounts += [((w, "whists", o), v) for w, o, v in writes.get("whists") or ()]
+        for cell, amount in amounts:
+            if cell not in sums:
+                log.debug("deal writes for an unknown player: %s", cell)
+                return {p: {} for p in players}
+            if amount:
+                sums[cell] += float(amount)
+                written[cell].append(sums[cell])
 
-    def write(player: str, column: str, amount: float) -> None:
-        if amount:
-            sums[player][column] += amount
-            written[player][column].append(sums[player][column])
+    def final(cell: tuple[str, str, str | None]) -> float:
+        player, column, other = cell
+        entry = pulka.get(player) or {}
+        if other is None:
+            return _score(entry, column)
+        return float((entry.get("whists") or {}).get(other, 0) or 0)
 
-    for deal in summary.get("deals") or ():
-        if not deal.get("complete"):
-            continue
-        price = float(deal.get("price") or 0)
-        taken = deal.get("taken") or {}
-        dealer = deal.get("dealer")
-        if not set(taken) <= set(players):
-            return {}
-        if deal.get("revoke"):
-            if deal["revoke"] not in sums:
-                return {}
-            write(deal["revoke"], "gora", 10 * price)
-            continue
-        active = [p for p in players if not (len(players) == 4 and p == dealer)]
-        for player in players:
-            write(player, "gora", float(taken.get(player, 0)) * price)
-        for player in active:
-            if not taken.get(player, 0):
-                write(player, "pulya", price)
-
-    result: dict[str, dict[str, list[float]]] = {p: {} for p in players}
-    for column in ("gora", "pulya"):
-        if all(math.isclose(sums[p][column], _score(pulka[p], column)) for p in players):
-            for p in players:
-                result[p][column] = written[p][column]
-        else:
+    result: dict[str, dict[str, Any]] = {p: {} for p in players}
+    for column in ("gora", "pulya", "whists"):
+        column_cells = [c for c in cells if c[1] == column]
+        if not all(math.isclose(sums[c], final(c), abs_tol=1e-9) for c in column_cells):
             log.debug("%s history not derivable from the deals (other rules in force)", column)
+            continue
+        for player, _, other in column_cells:
+            if other is None:
+                result[player][column] = written[(player, column, None)]
+            else:
+                result[player].setdefault("whists", {})[other] = written[(player, column, other)]
     return result
 
 
@@ -175,17 +207,17 @@ def _balances(summary: Mapping[str, Any]) -> tuple[str, dict[str, float]]:
     convention = settlement.get("convention") or "sochi"
     balance = settlement.get("balance")
     if balance is None:
-        balance = settle(summary.get("pulka") or {}, convention if convention in CONVENTION_FACTOR else "sochi")
+        pulka = summary.get("pulka") or {}
+        balance = rounded(settle(pulka, convention if convention in CONVENTION_K else "sochi"))
     return convention, {p: float(v) for p, v in balance.items()}
 
 
-def _column_text(values: Sequence[float] | None, final: float) -> str:
-    """``1.3.6`` from running sums; the final value when the history is unknown or empty."""
+def _column_entries(values: Sequence[float] | None, final: float) -> tuple[list[str], str]:
+    """Entries and separator: ``1.3.6`` from running sums; the final value when the history is unknown."""
     if not values:
-        return fmt_num(final)
+        return [fmt_num(final)], ""
     texts = [fmt_num(v) for v in values]
-    separator = "." if all("." not in t for t in texts) else " ; "
-    return separator.join(texts)
+    return texts, ("." if all("." not in t for t in texts) else " ; ")
 
 
 # ---------------------------------------------------------------- SVG building
@@ -197,6 +229,10 @@ def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: Any) -> 
     return element
 
 
+# The direction of "up" for text rotated by 0, -90 or 90 degrees (SVG's y grows downwards).
+_UP = {0.0: (0.0, -1.0), -90.0: (-1.0, 0.0), 90.0: (1.0, 0.0)}
+
+
 def _fit(text: str, length: float, base: float, smallest: float = 8.0) -> tuple[str, float]:
     """A font size that fits ``text`` into ``length``; cut from the left ('…') if even the smallest does not."""
     em = 0.62   # average advance of DejaVu Sans digits and letters, in em
@@ -205,6 +241,39 @@ def _fit(text: str, length: float, base: float, smallest: float = 8.0) -> tuple[
         return text, size
     keep = max(1, int(length / (smallest * em)) - 1)
     return "\u2026" + text[-keep:], smallest
+
+
+def _fit_lines(items: Sequence[str], separator: str, length: float, thick: float,
+               base: float, smallest: float = 8.0) -> tuple[list[str], float]:
+    """Lines and a font size fitting the entries ``items`` into a band ``length`` long and ``thick`` thick.
+
+    Entries are kept whole and in order; up to three lines, as a long gora is
+    written on paper; the earliest entries give way ('…') if even that fails.
+    """
+    em, leading = 0.62, 1.2
+    best: tuple[float, list[str]] = (0.0, [])
+    for count in range(1, min(3, len(items)) + 1):
+        per_line = math.ceil(len(items) / count)
+        lines = [separator.join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        lines = [line + (separator.strip() or separator) if i < len(lines) - 1 and separator == "." else line
+                 for i, line in enumerate(lines)]
+        size = min(base, length / (max(len(line) for line in lines) * em), thick / (len(lines) * leading))
+        if size > best[0] + 0.5:        # another line only if it makes the text clearly larger
+            best = (size, lines)
+    size, lines = best
+    if size >= smallest:
+        return lines, size
+    text, size = _fit(separator.join(items), length, base, smallest)
+    return [text], size
+
+
+def _text_lines(parent: ET.Element, x: float, y: float, lines: Sequence[str], size: float, rotate: float,
+                **attrs: Any) -> None:
+    """Lines of text stacked around x, y (first line on top, in the text's own frame)."""
+    up = _UP[rotate]
+    for index, line in enumerate(lines):
+        shift = ((len(lines) - 1) / 2 - index) * size * 1.2
+        _text(parent, x + up[0] * shift, y + up[1] * shift, line, size, rotate, **attrs)
 
 
 def _text(parent: ET.Element, x: float, y: float, text: str, size: float, rotate: float = 0,
@@ -229,10 +298,11 @@ class _Sheet:
     def strip(self, sector: _Sector, band: str) -> tuple[float, float, float, float, float]:
         """Centre x, y, length along the side, thickness and text rotation of a band in a sector."""
         outer, inner = BANDS[band]
-        usable = inner + 0.35 * (outer - inner)
+        usable = inner + 0.35 * (outer - inner)    # clear of the lines to the corners
         mid = (outer + inner) / 2
-        tm = (sector.t0 + sector.t1) / 2
-        span = (sector.t1 - sector.t0) / 2
+        e0 = sector.t0 * (outer if sector.open0 else usable)
+        e1 = sector.t1 * (outer if sector.open1 else usable)
+        tm, span, usable = (e0 + e1) / 2, (e1 - e0) / 2, 1.0
         if sector.side in ("top", "bottom"):
             sign = -1 if sector.side == "top" else 1
             x, y = self.point(tm * usable, sign * mid)
@@ -284,9 +354,10 @@ def _draw_sheet(svg: ET.Element, sheet: _Sheet, players: list[str], shown: Mappi
         cell = _el(group, "g", class_="sector", id=f"sector-{player}")
         for band in ("gora", "pulya"):
             x, y, length, thick, rot = sheet.strip(sector, band)
-            text, size = _fit(_column_text(known.get(band), _score(entry, band)), length - 12, 17)
-            _text(cell, x, y, text, size, rot, class_=band, fill="#1a1a1a")
-        _draw_whists(cell, sheet, sector, player, players, shown, entry)
+            entries, separator = _column_entries(known.get(band), _score(entry, band))
+            lines, size = _fit_lines(entries, separator, length - 12, thick - 8, 17)
+            _text_lines(cell, x, y, lines, size, rot, class_=band, fill="#1a1a1a")
+        _draw_whists(cell, sheet, sector, player, players, shown, entry, known.get("whists") or {})
         x, y, rot = sheet.outside(sector, 22)
         balance = balances.get(player, 0.0)
         label = _text(cell, x, y, "", 15, rot, class_="player", font_weight="bold", fill="#1a1a1a")
@@ -296,14 +367,16 @@ def _draw_sheet(svg: ET.Element, sheet: _Sheet, players: list[str], shown: Mappi
 
 
 def _draw_whists(cell: ET.Element, sheet: _Sheet, sector: _Sector, player: str, players: list[str],
-                 shown: Mapping[str, str], entry: Mapping[str, Any]) -> None:
+                 shown: Mapping[str, str], entry: Mapping[str, Any],
+                 known: Mapping[str, Sequence[float]]) -> None:
     """The whists band of one sector: one box per opponent, his name small, the whists large."""
     whists = entry.get("whists") or {}
     opponents = [p for p in players if p != player]
     x, y, length, thick, rot = sheet.strip(sector, "whists")
     part = length / len(opponents)
     # Unit vectors along the band and towards the top of its (possibly rotated) text.
-    along, up = {0.0: ((1, 0), (0, -1)), -90.0: ((0, -1), (-1, 0)), 90.0: ((0, 1), (1, 0))}[rot]
+    along = {0.0: (1.0, 0.0), -90.0: (0.0, -1.0), 90.0: (0.0, 1.0)}[rot]
+    up = _UP[rot]
     for index, other in enumerate(opponents):
         offset = -length / 2 + part * (index + 0.5)
         px, py = x + along[0] * offset, y + along[1] * offset
@@ -315,9 +388,10 @@ def _draw_whists(cell: ET.Element, sheet: _Sheet, sector: _Sector, player: str, 
         name, name_size = _fit("\u2192 " + shown[other], part - 10, 10, 7)
         _text(cell, px + up[0] * thick * 0.28, py + up[1] * thick * 0.28, name, name_size, rot,
               class_="whist-target", fill="#6b6b6b")
-        value, size = _fit(fmt_num(float(whists.get(other, 0) or 0)), part - 10, 16)
-        _text(cell, px - up[0] * thick * 0.12, py - up[1] * thick * 0.12, value, size, rot,
-              class_="whists", fill="#1a1a1a")
+        entries, separator = _column_entries(known.get(other), float(whists.get(other, 0) or 0))
+        lines, size = _fit_lines(entries, separator, part - 10, thick * 0.6, 16)
+        _text_lines(cell, px - up[0] * thick * 0.15, py - up[1] * thick * 0.15, lines, size, rot,
+                    class_="whists", fill="#1a1a1a")
 
 
 def _history_rows(summary: Mapping[str, Any], players: list[str], shown: Mapping[str, str]) -> list[list[str]]:
@@ -374,18 +448,19 @@ def _draw_history(svg: ET.Element, x: float, y: float, summary: Mapping[str, Any
 
 
 def render_svg(summary: Mapping[str, Any], names: Mapping[str, str] | None = None,
-               history: History | None = None) -> str:
+               history: History | None = None, rules: Rules | None = None) -> str:
     """The paper pulka of ``summary`` with the deal history beside it, as an SVG document.
 
-    ``history`` gives the running sums written into gora and pulya
-    ({player: {"gora": [1, 3, 6], "pulya": [...]}}); by default they are
-    derived from the deals where that reproduces the pulka.
+    ``history`` gives the running sums written ({player: {"gora": [1, 3, 6],
+    "pulya": [...], "whists": {other: [...]}}}); by default they are derived
+    from the deals with ``rules`` (RULES.md defaults if None) where that
+    reproduces the pulka.
     """
     players = players_of(summary)
     shown = _names(summary, names, players)
     convention, balances = _balances(summary)
     if history is None:
-        history = derive_history(summary)
+        history = derive_history(summary, rules)
     n_deals = len(summary.get("deals") or ())
     table_w = 34 + 84 + 46 + 62 * len(players) + 84 + 44
     width = TABLE_X + table_w + 30
@@ -433,12 +508,12 @@ td.pos { color: #1b7a2e; } td.neg { color: #b3261e; }
 
 
 def render_html(summary: Mapping[str, Any], names: Mapping[str, str] | None = None,
-                history: History | None = None) -> str:
+                history: History | None = None, rules: Rules | None = None) -> str:
     """A self-contained page: the SVG inline, the deal history and the settlement (no external resources)."""
     players = players_of(summary)
     shown = _names(summary, names, players)
     convention, balances = _balances(summary)
-    svg = render_svg(summary, names, history)
+    svg = render_svg(summary, names, history, rules)
     svg = svg.split("?>", 1)[1].strip() if svg.startswith("<?xml") else svg
     esc = html.escape
     deals = summary.get("deals") or []
@@ -493,10 +568,12 @@ def render_html(summary: Mapping[str, Any], names: Mapping[str, str] | None = No
 
 
 def write_report(summary: Mapping[str, Any], out_dir: Path, names: Mapping[str, str] | None = None,
-                 history: History | None = None) -> dict[str, Path]:
+                 history: History | None = None, rules: Rules | None = None) -> dict[str, Path]:
     """Write ``pulka.svg`` and ``pulka.html`` into ``out_dir``; return their paths by kind."""
     out_dir = Path(out_dir)
     paths = {"svg": out_dir / "pulka.svg", "html": out_dir / "pulka.html"}
+    if history is None:
+        history = derive_history(summary, rules)
     svg = render_svg(summary, names, history)
     page = render_html(summary, names, history)
     try:

@@ -13,12 +13,11 @@ import random
 from dataclasses import dataclass
 from typing import Iterator
 
-from .cards import DECK, Card
+from .cards import DECK, Card, next_seat
 from .config import GameConfig
-from .deal import PRIKUP, Deal, active_seats
+from .deal import PRIKUP, Deal
 from .deck import Deck
 from .events import BUTTON, PLACED, REMOVED, TableEvent
-from .cards import next_seat
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ class TableSimulator:
     """
 
     def __init__(self, config: GameConfig, *, seed: int | None = None, deck: Deck | None = None,
-                 noise: Noise = Noise(), step_s: float = 0.5):
+                 noise: Noise = Noise(), step_s: float = 0.5, gather_s: float = 2.0):
         self.config = config
         self.rules = config.rules
         self.players = config.table.players
@@ -59,6 +58,7 @@ class TableSimulator:
         self.deck = deck
         self.noise = noise
         self.step_s = step_s
+        self.gather_s = gather_s
         self.t = 0.0
         self.dealer = config.table.first_dealer
         self.step = 0
@@ -106,23 +106,27 @@ class TableSimulator:
             else:
                 card = self._choose(deal, hands[zone])
                 hands[zone].remove(card)
+            if not deal.current and on_table:
+                # the next leader may lay before the closed trick is cleared: clear part of it first
+                keep = rng.randint(0, len(on_table))
+                for z, c in on_table[keep:]:
+                    yield self._ev(REMOVED, z, c)
+                on_table = on_table[:keep]
+            # a place holds one card at a time (a reader reads one tag): clear it before laying
+            for z, c in [zc for zc in on_table if zc[0] == zone]:
+                yield self._ev(REMOVED, z, c)
+                on_table.remove((z, c))
+            occupied = {z for z, _ in on_table}
             if noise.out_of_turn and rng.random() < noise.out_of_turn:
-                yield from self._out_of_turn(deal, hands, zone)
+                yield from self._out_of_turn(hands, zone, occupied)
             if noise.unknown_tag and rng.random() < noise.unknown_tag:
                 yield self._unknown(zone, PLACED)
                 yield self._unknown(zone, REMOVED)
             if noise.same_card and closed and rng.random() < noise.same_card:
                 old_zone, old = rng.choice(closed)
-                if (old_zone, old) not in on_table:
+                if old_zone not in occupied:
                     yield self._ev(PLACED, old_zone, old)
                     yield self._ev(REMOVED, old_zone, old)
-            leading = not deal.current
-            if leading:
-                # the next leader may lay before the closed trick is cleared: clear part of it first
-                keep = rng.randint(0, len(on_table)) if on_table else 0
-                for z, c in on_table[keep:]:
-                    yield self._ev(REMOVED, z, c)
-                on_table = on_table[:keep]
             yield self._ev(PLACED, zone, card)
             on_table.append((zone, card))
             if noise.repeat and rng.random() < noise.repeat:
@@ -135,6 +139,7 @@ class TableSimulator:
                 closed.extend(trick.cards)
         for z, c in on_table:
             yield self._ev(REMOVED, z, c)
+        self.t = round(self.t + self.gather_s, 3)      # gathering and shuffling
         self._advance(deal)
 
     def _choose(self, deal: Deal, hand: list[Card]) -> Card:
@@ -148,8 +153,8 @@ class TableSimulator:
                 return self.rng.choice(follow)
         return self.rng.choice(hand)
 
-    def _out_of_turn(self, deal: Deal, hands: dict[str, list[Card]], due: str):
-        seats = [s for s in hands if s != due and hands[s]]
+    def _out_of_turn(self, hands: dict[str, list[Card]], due: str, occupied: set[str]):
+        seats = [s for s in hands if s != due and hands[s] and s not in occupied]
         if not seats:
             return
         seat = self.rng.choice(seats)
@@ -181,4 +186,4 @@ def make_deck(seed: int = 0) -> Deck:
     return Deck(uids)
 
 
-__all__ = ["Noise", "TableSimulator", "make_deck", "active_seats"]
+__all__ = ["Noise", "TableSimulator", "make_deck"]

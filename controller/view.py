@@ -27,3 +27,84 @@ class Indications:
     leds: Mapping[str, str] = field(default_factory=dict)   # zone -> LED mode
     lines: tuple[str, ...] = ("",) * DISPLAY_ROWS            # display rows, <= 20 chars each
     beep_ms: int = 0                                         # sound the buzzer this long (0: silent)
+
+
+# --- the pure function: tracker state -> what the table shows ---------------------
+
+_MISTAKE_TEXT = {
+    "out_of_turn": "not your turn",
+    "same_card": "card already played",
+    "unknown_tag": "unknown tag",
+    "table_not_clear": "clear the table",
+    "revoke": "REVOKE",
+}
+
+
+def _short(name: str) -> str:
+    return name[:5]
+
+
+def _cards(cards) -> str:
+    return " ".join(card.pretty for _, card in cards)
+
+
+def _num(value) -> str:
+    from .scoring import number
+    n = number(value)
+    return f"{n:g}" if isinstance(n, float) else str(n)
+
+
+def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 0) -> Indications:
+    """What the LEDs and the display show for the tracker's state (no I/O, no clock).
+
+    LEDs: the seat to play is steady; the winner of the last trick blinks until
+    the next card; a seat with a mistake awaiting ``confirm`` shows the error
+    pattern.  The display shows the deal in progress (dealer, price, trick
+    counts, the cards of the open trick or the last closed trick, whose turn)
+    and the pulka between deals.
+    """
+    names = names or {}
+    seats = tracker.config.table.seats
+    label = {s: _short(names.get(s, s.replace("seat", "P"))) for s in seats}
+    leds = {s: OFF for s in seats}
+    deal = tracker.deal
+    lines: list[str]
+    if deal is not None:
+        due = deal.expected
+        if due in leds:
+            leds[due] = TURN
+        if not deal.current and tracker.last_trick is not None and tracker.last_trick.winner in leds:
+            leds[tracker.last_trick.winner] = WINNER
+        taken = deal.taken
+        head = f"#{deal.number} {label[deal.dealer]} x{deal.price} T{len(deal.tricks) + 1}"
+        width = 3 if len(seats) == 3 else 2
+        counts = " ".join(f"{label[s][:width]}:{taken[s]}" for s in seats)
+        if deal.current:
+            table = _cards(deal.current)
+        elif tracker.last_trick is not None:
+            winner = tracker.last_trick.winner
+            table = "<" + _cards(tracker.last_trick.cards) + ">" + (label[winner][:3] if winner else "-")
+        else:
+            table = ""
+        turn = "turn: " + ("prikup" if due == "prikup" else label.get(due, "-"))
+        lines = [head, counts, table, turn]
+    else:
+        pulka = tracker.pulka
+        lines = [f"{label[s]:<5} P{_num(pulka.pulya[s]):>3} G{_num(pulka.gora[s]):>4}"
+                 + (f" W{_num(sum(pulka.whists[s].values()))}" if tracker.rules.scoring == "whists" else "")
+                 for s in seats]
+        if len(lines) < DISPLAY_ROWS:       # 3 players: a status row; 4 players: the pulka fills the display
+            dealer, step = tracker.next_deal_params()
+            lines.append("clear the table" if tracker.leftover
+                         else f"next: {label[dealer]} x{tracker.rules.progression[step]}")
+    for alert in tracker.alerts:
+        zone = alert.get("zone")
+        if zone in leds:
+            leds[zone] = ERROR
+    if tracker.alerts:
+        alert = tracker.alerts[-1]
+        who = label.get(alert.get("zone"), alert.get("zone") or "")
+        lines[-1] = f"!{who} {_MISTAKE_TEXT.get(alert['type'], alert['type'])}"
+    lines = [line[:DISPLAY_COLS] for line in lines]
+    lines += [""] * (DISPLAY_ROWS - len(lines))
+    return Indications(leds=leds, lines=tuple(lines), beep_ms=beep_ms)
