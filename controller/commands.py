@@ -109,9 +109,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     session = SessionLog(folder)
     game = session.game_config()
     tracker, _ = session.replay(game)
-    summary = tracker.summary()
+    summary = tracker.report_summary()
     out_dir = Path(args.output) if args.output else folder
-    paths = write_report(summary, out_dir, names=dict(game.table.names))
+    paths = write_report(summary, out_dir, names=dict(game.table.names), rules=game.rules)
     sys.stdout.write(settlement_text(summary["settlement"], game.table.names))
     for kind, path in paths.items():
         sys.stdout.write(f"{kind}: {path}\n")
@@ -139,4 +139,9 @@ def add_hub_emulator(sub) -> None:
     p.set_defaults(func=cmd_hub_emulator)
 
 
-REGISTER: list = [add_run, add_report, add_hub_emulator]
+def add_demo(sub) -> None:
+    from .demo import add_demo as add
+    add(sub)
+
+
+REGISTER: list = [add_run, add_demo, add_report, add_hub_emulator]

@@ -50,7 +50,8 @@ class TableSimulator:
     """
 
     def __init__(self, config: GameConfig, *, seed: int | None = None, deck: Deck | None = None,
-                 noise: Noise = Noise(), step_s: float = 0.5, gather_s: float = 2.0):
+                 noise: Noise = Noise(), step_s: float = 0.5, gather_s: float = 2.0,
+                 min_gap_s: float = 0.0):
         self.config = config
         self.rules = config.rules
         self.players = config.table.players
@@ -59,6 +60,7 @@ class TableSimulator:
         self.noise = noise
         self.step_s = step_s
         self.gather_s = gather_s
+        self.min_gap_s = min_gap_s
         self.t = 0.0
         self.dealer = config.table.first_dealer
         self.step = 0
@@ -68,7 +70,7 @@ class TableSimulator:
     # --- events --------------------------------------------------------------------
 
     def _tick(self) -> float:
-        self.t = round(self.t + self.step_s * (0.3 + self.rng.random()), 3)
+        self.t = round(self.t + max(self.min_gap_s, self.step_s * (0.3 + self.rng.random())), 3)
         return self.t
 
     def _ev(self, kind: str, zone: str, card: Card) -> TableEvent:

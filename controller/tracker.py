@@ -287,6 +287,13 @@ class DealTracker:
             out.append(DealRecord(self.deal, None).to_dict())
         return out
 
+    def report_summary(self) -> dict:
+        """The summary with each ended deal's exact ``writes`` (for the pulka picture's history)."""
+        summary = self.summary()
+        for deal, record in zip(summary["deals"], self.records):
+            deal["writes"] = record.writes.to_dict() if record.writes else {}
+        return summary
+
     def summary(self) -> dict:
         """The summary JSON of FORMATS.md (deals, pulka, settlement)."""
         pulka = self.pulka.to_dict()
