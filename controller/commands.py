@@ -139,9 +139,21 @@ def add_hub_emulator(sub) -> None:
     p.set_defaults(func=cmd_hub_emulator)
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import cmd_demo as run
+    return run(args)
+
+
 def add_demo(sub) -> None:
-    from .demo import add_demo as add
-    add(sub)
+    p = sub.add_parser("demo", help="the whole table simulated: emulated hub, simulated players, live view")
+    p.add_argument("--deals", type=int, default=3, help="deals to play (default 3)")
+    p.add_argument("--speed", type=float, default=1.0,
+                   help="play faster (2 = twice as fast; moves stay at least 80 ms apart, as on real readers)")
+    p.add_argument("--seed", type=int, default=2026, help="random seed of the simulated players")
+    p.add_argument("--players", type=int, choices=(3, 4), default=3)
+    p.add_argument("--config", help="take [table] and [rules] from this config file")
+    p.add_argument("--log-dir", default="logs", help="game log folder (default ./logs)")
+    p.set_defaults(func=cmd_demo)
 
 
 REGISTER: list = [add_run, add_demo, add_report, add_hub_emulator]

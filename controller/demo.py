@@ -59,7 +59,7 @@ class LiveView:
         deal = tr.deal
         number = deal.number if deal else done
         tricks = len(deal.tricks) if deal else 0
-        played = sum(len(r.deal.plays) for r in tr.records) + (len(deal.plays) if deal else 0)
+        played = sum(r.plays for r in tr.records) + (len(deal.plays) if deal else 0)
         frac = min(1.0, (done + (tricks / 10 if deal else 0)) / max(self.deals, 1))
         bar = "#" * int(frac * 30) + "." * (30 - int(frac * 30))
         lines = [f"preftable demo  [{bar}] {frac:4.0%}  deal {max(number, 1)}/{self.deals}  "
@@ -101,10 +101,11 @@ class LiveView:
             self._height = len(lines)
         elif len(tr.records) > self._reported:
             for record in tr.records[self._reported:]:
-                d = record.deal
-                taken = " ".join(f"{s}:{n}" for s, n in d.taken.items())
-                note = (" revoke " + d.charged_revoke) if d.charged_revoke else ""
-                self.stream.write(f"deal {d.number}/{self.deals}: dealer {d.dealer} price {d.price} "
+                d = record.entry
+                taken = " ".join(f"{s}:{n}" for s, n in d["taken"].items())
+                note = (" revoke " + d["revoke"]) if d["revoke"] else ""
+                note += "" if d["complete"] else " (abandoned)"
+                self.stream.write(f"deal {d['number']}/{self.deals}: dealer {d['dealer']} price {d['price']} "
                                   f"tricks {taken}{note}\n")
             self._reported = len(tr.records)
             self.stream.flush()
@@ -214,16 +215,4 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_demo(sub) -> None:
-    p = sub.add_parser("demo", help="the whole table simulated: emulated hub, simulated players, live view")
-    p.add_argument("--deals", type=int, default=3, help="deals to play (default 3)")
-    p.add_argument("--speed", type=float, default=1.0,
-                   help="play faster (2 = twice as fast; moves stay at least 80 ms apart, as on real readers)")
-    p.add_argument("--seed", type=int, default=2026, help="random seed of the simulated players")
-    p.add_argument("--players", type=int, choices=(3, 4), default=3)
-    p.add_argument("--config", help="take [table] and [rules] from this config file")
-    p.add_argument("--log-dir", default="logs", help="game log folder (default ./logs)")
-    p.set_defaults(func=cmd_demo)
-
-
-__all__ = ["run_demo", "add_demo", "LiveView"]
+__all__ = ["run_demo", "cmd_demo", "LiveView"]

@@ -103,13 +103,28 @@ class Pulka:
         self.pulya = {p: Fraction(0) for p in self.players}
         self.whists = {p: {q: Fraction(0) for q in self.players if q != p} for p in self.players}
 
-    def add(self, writes: Writes) -> None:
+    def add(self, writes: Writes, sign: int = 1) -> None:
+        """Write a deal into the pulka (``sign=-1`` takes it out again, exactly)."""
         for seat, v in writes.gora.items():
-            self.gora[seat] += v
+            self.gora[seat] += sign * v
         for seat, v in writes.pulya.items():
-            self.pulya[seat] += v
+            self.pulya[seat] += sign * v
         for (writer, on), v in writes.whists.items():
-            self.whists[writer][on] += v
+            self.whists[writer][on] += sign * v
+
+    def exact(self) -> dict:
+        """The pulka with exact values as strings (``"9/2"``), for checkpoints."""
+        return {"gora": {p: str(v) for p, v in self.gora.items()},
+                "pulya": {p: str(v) for p, v in self.pulya.items()},
+                "whists": {p: {q: str(v) for q, v in w.items()} for p, w in self.whists.items()}}
+
+    @classmethod
+    def from_exact(cls, players: Iterable[str], exact: dict) -> "Pulka":
+        pulka = cls(players)
+        pulka.gora = {p: Fraction(exact["gora"][p]) for p in pulka.players}
+        pulka.pulya = {p: Fraction(exact["pulya"][p]) for p in pulka.players}
+        pulka.whists = {p: {q: Fraction(exact["whists"][p][q]) for q in pulka.whists[p]} for p in pulka.players}
+        return pulka
 
     def to_dict(self) -> dict:
         return {p: {"gora": number(self.gora[p]), "pulya": number(self.pulya[p]),

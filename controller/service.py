@@ -66,9 +66,7 @@ class TableService:
                 log.warning("%s: resuming with the rules the session started with, not the config's",
                             session.folder)
             deck = session.deck() or self.deck
-            self.tracker, events = session.resume(game, deck)
-            self.replayed = len(events)
-            self.last_t = events[-1].t if events else 0.0
+            self.tracker, self.replayed, self.last_t = session.resume(game, deck)
             log.info("resumed %s after %d table events", session.folder, self.replayed)
         else:
             session = SessionLog.create(self.log_dir, self.settings.game, self.deck)
@@ -97,7 +95,8 @@ class TableService:
             event = replace(event, t=self.last_t)
         self.last_t = event.t
         signals = self.tracker.feed(event)
-        self.session.append(event, signals)
+        ended = any(s.kind == "deal" for s in signals)
+        self.session.append(event, signals, self.tracker.checkpoint() if ended else None)
         if self.on_signals is not None:
             self.on_signals(event, signals)
         beep = MISTAKE_BEEP_MS if any(s.kind == "mistake" for s in signals) else 0

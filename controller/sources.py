@@ -16,7 +16,6 @@ from typing import Callable, Protocol
 from .deck import Deck
 from .events import TableEvent
 from .settings import Settings
-from .sim import Noise, TableSimulator
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +54,8 @@ class SimSource:
 
     def __init__(self, settings: Settings, deck: Deck | None, *, skip: int = 0,
                  deals: int | None = None, on_done: Callable[[], None] | None = None):
+        from .sim import Noise, TableSimulator
+
         self.sim = TableSimulator(settings.game, seed=settings.sim_seed, deck=deck,
                                   noise=Noise.demo() if settings.sim_noise else Noise())
         self.speed = settings.sim_speed

@@ -13,18 +13,20 @@ events always gives the same signals, so a game log replays exactly.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from transitions import Machine
 
-from .cards import Card, next_seat, zone_names
+from .cards import Card, next_seat, parse_card, zone_names
 from .config import GameConfig
 from .deal import PRIKUP, Deal, Trick
 from .deck import Deck
 from .events import BUTTON, PLACED, TableEvent
 from .scoring import Pulka, Writes, rounded, score_deal, settle
+from fractions import Fraction
 
 logging.getLogger("transitions").setLevel(logging.WARNING)
 
@@ -49,6 +51,7 @@ SAME_CARD = "same_card"
 UNKNOWN_TAG = "unknown_tag"
 TABLE_NOT_CLEAR = "table_not_clear"
 REVOKE = "revoke"
+MAX_ALERTS = 8
 
 
 @dataclass(frozen=True)
@@ -65,16 +68,88 @@ class Signal:
 
 @dataclass
 class DealRecord:
-    """A deal that ended (complete or abandoned) with what it wrote."""
+    """A deal that ended (complete or abandoned): its summary entry and what it wrote.
 
-    deal: Deal
+    ``deal`` (the plays) is kept for the most recent record only, which ``undo``
+    may reopen; older records are plain data, as restored from a checkpoint.
+    """
+
+    number: int
+    dealer: str
+    price: int
+    step: int
+    complete: bool
+    abandoned: bool
+    plays: int
+    entry: dict
     writes: Writes | None
+    deal: Deal | None = None
+
+    @classmethod
+    def of(cls, deal: Deal, writes: Writes | None) -> "DealRecord":
+        return cls(deal.number, deal.dealer, deal.price, deal.step, deal.complete, deal.abandoned,
+                   len(deal.plays), deal_entry(deal), writes, deal)
 
     def to_dict(self) -> dict:
-        d = self.deal
-        return {"number": d.number, "dealer": d.dealer, "price": d.price,
-                "tricks": [t.to_dict() for t in d.tricks], "taken": d.taken,
-                "revoke": d.charged_revoke, "complete": d.complete}
+        return self.entry
+
+
+def deal_entry(deal: Deal) -> dict:
+    """A deal as FORMATS.md's summary lists it."""
+    return {"number": deal.number, "dealer": deal.dealer, "price": deal.price,
+            "tricks": [t.to_dict() for t in deal.tricks], "taken": deal.taken,
+            "revoke": deal.charged_revoke, "complete": deal.complete}
+
+
+def record_from_checkpoint(rec: dict) -> DealRecord:
+    writes = writes_from_checkpoint(rec["writes"]) if rec["writes"] else None
+    return DealRecord(rec["number"], rec["dealer"], rec["price"], rec["step"], rec["complete"],
+                      rec["abandoned"], len(rec["plays"] or ()), rec["entry"], writes)
+
+
+class Records:
+    """The ended deals, oldest first.  Deals restored from a checkpoint journal stay raw
+    journal lines until first used (a long session resumes without parsing them all)."""
+
+    def __init__(self, raw_lines: Iterable[bytes] = ()):
+        self._items: list = list(raw_lines)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index: int) -> DealRecord:
+        item = self._items[index]
+        if isinstance(item, bytes):
+            item = record_from_checkpoint(json.loads(item)["record"])
+            self._items[index] = item
+        return item
+
+    def __iter__(self) -> Iterator[DealRecord]:
+        for index in range(len(self._items)):
+            yield self[index]
+
+    def append(self, record: DealRecord) -> None:
+        self._items.append(record)
+
+    def pop(self) -> DealRecord:
+        record = self[-1]
+        self._items.pop()
+        return record
+
+
+def _fractions(mapping: dict) -> dict:
+    return {k: str(v) for k, v in mapping.items()}
+
+
+def writes_to_checkpoint(w: Writes) -> dict:
+    return {"gora": _fractions(w.gora), "pulya": _fractions(w.pulya),
+            "whists": [[a, b, str(v)] for (a, b), v in w.whists.items()]}
+
+
+def writes_from_checkpoint(d: dict) -> Writes:
+    return Writes({k: Fraction(v) for k, v in d["gora"].items()},
+                  {k: Fraction(v) for k, v in d["pulya"].items()},
+                  {(a, b): Fraction(v) for a, b, v in d["whists"]})
 
 
 class DealTracker:
@@ -86,7 +161,7 @@ class DealTracker:
         self.players = config.table.players
         self.deck = deck
         self.zones = zone_names(self.players)
-        self.records: list[DealRecord] = []
+        self.records = Records()
         self.deal: Deal | None = None
         self.pulka = Pulka(config.table.seats)
         self.present: set[tuple[str, Card]] = set()
@@ -104,7 +179,7 @@ class DealTracker:
         """(dealer, progression step) of the next deal, derived from the records."""
         if not self.records:
             return self.config.table.first_dealer, 0
-        last = self.records[-1].deal
+        last = self.records[-1]
         if last.abandoned:
             return last.dealer, last.step
         if self.rules.same_dealer and last.step + 1 < len(self.rules.progression):
@@ -140,7 +215,7 @@ class DealTracker:
             return []
         self.unknown_present.add(key)
         alert = {"type": UNKNOWN_TAG, "zone": event.zone, "uid": event.uid}
-        self.alerts.append(alert)
+        self._alert(alert)
         return [Signal("mistake", event.t, alert)]
 
     def feed_all(self, events: Iterable[TableEvent]) -> list[Signal]:
@@ -149,13 +224,18 @@ class DealTracker:
             out.extend(self.feed(event))
         return out
 
+    def _alert(self, alert: dict) -> None:
+        """Keep a mistake until `confirm`; only the latest few are kept (what LEDs and display can show)."""
+        self.alerts.append(alert)
+        del self.alerts[:-MAX_ALERTS]
+
     def _mistake(self, t: float, kind: str, zone: str, card: Card, **extra) -> list[Signal]:
         key = (zone, card)
         self.ignored.add(key)
         if self.deal is None and self.leftover:
             self.leftover.add(key)
         alert = {"type": kind, "zone": zone, "card": str(card), **extra}
-        self.alerts.append(alert)
+        self._alert(alert)
         return [Signal("mistake", t, alert)]
 
     def _placed(self, t: float, zone: str, card: Card) -> list[Signal]:
@@ -191,7 +271,7 @@ class DealTracker:
         signals = [Signal("play", t, {"deal": deal.number, "zone": zone, "card": str(card)})]
         if revoke is not None:
             alert = {"type": REVOKE, "zone": zone, "card": str(card), "suit": revoke.suit}
-            self.alerts.append(alert)
+            self._alert(alert)
             signals.append(Signal("mistake", t, alert))
         if trick is None:
             (self.lead_card if leading else self.follow_card)()
@@ -212,11 +292,13 @@ class DealTracker:
             writes = score_deal(self.rules, deal.seats, deal.active, deal.dealer, deal.price,
                                 deal.step, deal.taken, deal.charged_revoke)
             self.pulka.add(writes)
-        record = DealRecord(deal, writes)
+        record = DealRecord.of(deal, writes)
+        if self.records:
+            self.records[-1].deal = None        # only the last deal can be reopened by undo
         self.records.append(record)
         self.deal = None
         self.leftover = set(self.present)
-        data = record.to_dict()
+        data = dict(record.entry)
         data.pop("tricks")
         data["deal"] = data.pop("number")
         data["writes"] = writes.to_dict() if writes else None
@@ -251,11 +333,11 @@ class DealTracker:
         deal = self.deal
         if deal is None:
             # the deal just finished stays open to `undo` until the next deal's first card
-            if not self.records or not self.records[-1].deal.complete:
+            if not self.records or not self.records[-1].complete:
                 return []               # nothing to take back
             record = self.records.pop()
             if record.writes is not None:
-                self._rebuild_pulka()
+                self.pulka.add(record.writes, sign=-1)
             deal = record.deal
             self.leftover = set()
         zone, card = deal.plays[-1]
@@ -273,26 +355,64 @@ class DealTracker:
             self.ignored.add((zone, card))
         return [Signal("undo", t, {"deal": deal.number, "zone": zone, "card": str(card)})]
 
-    def _rebuild_pulka(self) -> None:
-        self.pulka = Pulka(self.config.table.seats)
-        for record in self.records:
-            if record.writes is not None:
-                self.pulka.add(record.writes)
-
     # --- results ---------------------------------------------------------------------
 
     def deal_dicts(self) -> list[dict]:
-        out = [r.to_dict() for r in self.records]
+        out = [r.entry for r in self.records]
         if self.deal is not None:
-            out.append(DealRecord(self.deal, None).to_dict())
+            out.append(deal_entry(self.deal))
         return out
 
     def report_summary(self) -> dict:
         """The summary with each ended deal's exact ``writes`` (for the pulka picture's history)."""
         summary = self.summary()
+        summary["deals"] = [dict(d) for d in summary["deals"]]
         for deal, record in zip(summary["deals"], self.records):
             deal["writes"] = record.writes.to_dict() if record.writes else {}
         return summary
+
+    # --- checkpoints: the state between deals, to resume a long session quickly -----
+
+    def checkpoint(self) -> dict:
+        """The last ended deal and the table between deals (valid only while no deal is in progress)."""
+        if self.deal is not None:
+            raise ValueError("a checkpoint is taken between deals only")
+        r = self.records[-1]
+        cards = lambda keys: sorted([zone, str(card)] for zone, card in keys)  # noqa: E731
+        return {"record": {"number": r.number, "dealer": r.dealer, "price": r.price, "step": r.step,
+                           "complete": r.complete, "abandoned": r.abandoned, "entry": r.entry,
+                           "writes": writes_to_checkpoint(r.writes) if r.writes else None,
+                           "plays": [[z, str(c)] for z, c in r.deal.plays] if r.deal else None},
+                "pulka": self.pulka.exact(),
+                "present": cards(self.present), "ignored": cards(self.ignored),
+                "leftover": cards(self.leftover), "alerts": list(self.alerts),
+                "unknown": sorted([z, u] for z, u in self.unknown_present)}
+
+    @classmethod
+    def restore(cls, config: GameConfig, deck: Deck | None, earlier: list[bytes],
+                last: dict | None) -> "DealTracker":
+        """A tracker between deals as at checkpoint ``last``; ``earlier`` are the journal's
+        lines before it (one per ended deal, parsed only when needed)."""
+        tracker = cls(config, deck)
+        if last is None:
+            return tracker
+        tracker.records = Records(earlier)
+        rec = last["record"]
+        tracker.records.append(record_from_checkpoint(rec))
+        tracker.pulka = Pulka.from_exact(config.table.seats, last["pulka"])
+        if rec["plays"] is not None:
+            deal = Deal(rec["number"], rec["dealer"], rec["price"], rec["step"], tracker.players,
+                        tracker.rules, abandoned=rec["abandoned"])
+            for zone, card in rec["plays"]:
+                deal.play(zone, parse_card(card))
+            tracker.records[-1].deal = deal
+            tracker.last_trick = deal.tricks[-1] if deal.tricks else None
+        keys = lambda pairs: {(z, parse_card(c)) for z, c in pairs}  # noqa: E731
+        tracker.present, tracker.ignored = keys(last["present"]), keys(last["ignored"])
+        tracker.leftover = keys(last["leftover"])
+        tracker.alerts = list(last["alerts"])
+        tracker.unknown_present = {(z, u) for z, u in last["unknown"]}
+        return tracker
 
     def summary(self) -> dict:
         """The summary JSON of FORMATS.md (deals, pulka, settlement)."""

@@ -145,8 +145,8 @@ def test_torn_last_line_dropped_on_resume(tmp_path):
     session.events_path.write_bytes(whole + b'{"t": 99.0, "zone": "se')
     resumed = SessionLog.newest_unfinished(tmp_path)
     assert resumed.folder == session.folder
-    tracker2, replayed = resumed.resume(game, None)
-    assert len(replayed) == 40 and resumed.events_path.read_bytes() == whole
+    tracker2, count, last_t = resumed.resume(game, None)
+    assert count == 40 and last_t == events[39].t and resumed.events_path.read_bytes() == whole
     assert tracker2.summary() == tracker.summary()
 
 
@@ -195,3 +195,55 @@ def test_demo_through_emulated_hub_matches_direct_feed(tmp_path):
         out_lines += [json.dumps(s.to_dict(), ensure_ascii=False, separators=(", ", ": "))
                       for s in tracker.feed(ev)]
     assert out_lines == lines
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_resume_from_checkpoints_equals_uninterrupted(tmp_path, seed):
+    """Cut a session anywhere, resume it through the checkpoint journal, go on: same signals, same summary."""
+    from controller.events import TableEvent
+
+    rng = random.Random(seed)
+    game = GameConfig()
+    events = list(TableSimulator(game, seed=seed, noise=Noise.demo()).deals(4))
+    # buttons at awkward moments: undo right after deals end, a misdeal, a confirm
+    ends = [i for i, e in enumerate(events) if i and events[i - 1].event == "removed" and e.event == "placed"]
+    for i in sorted(rng.sample(ends, 2), reverse=True):
+        events.insert(i, TableEvent(events[i - 1].t, "button", button=rng.choice(["undo", "confirm"])))
+    events.insert(len(events) // 2, TableEvent(events[len(events) // 2 - 1].t, "button", button="new_deal"))
+
+    whole = DealTracker(game)
+    expected = [s.to_dict() for e in events for s in whole.feed(e)]
+
+    cut = rng.randrange(len(events))
+    session = SessionLog.create(tmp_path, game, None)
+    first = DealTracker(game)
+    got = []
+    for e in events[:cut]:
+        signals = first.feed(e)
+        got += [s.to_dict() for s in signals]
+        session.append(e, signals, first.checkpoint() if any(s.kind == "deal" for s in signals) else None)
+    session.close()
+    assert session.checkpoints_path.exists() == any(s["kind"] == "deal" for s in got)
+    resumed = SessionLog.newest_unfinished(tmp_path)
+    tracker, count, _ = resumed.resume(game, None)
+    assert count == cut
+    for e in events[cut:]:
+        got += [s.to_dict() for s in tracker.feed(e)]
+    assert got == expected
+    assert tracker.summary() == whole.summary()
+
+
+def test_bad_checkpoint_journal_falls_back_to_events(tmp_path):
+    game = GameConfig()
+    events = list(TableSimulator(game, seed=3).deals(2))
+    session = SessionLog.create(tmp_path, game, None)
+    tracker = DealTracker(game)
+    for e in events:
+        signals = tracker.feed(e)
+        session.append(e, signals, tracker.checkpoint() if any(s.kind == "deal" for s in signals) else None)
+    session.close()
+    lines = session.checkpoints_path.read_text().splitlines()
+    assert len(lines) == 2
+    session.checkpoints_path.write_text(lines[0][:-5] + "garbage\n" + lines[1] + "\n")
+    resumed, count, _ = SessionLog(session.folder).resume(game, None)
+    assert count == len(events) and resumed.summary() == tracker.summary()
