@@ -94,7 +94,7 @@ def event_from_dict(obj: object, zones: Iterable[str]) -> TableEvent:
         if name not in BUTTONS:
             raise EventError(f"field 'button' must be one of {', '.join(BUTTONS)}, got {name!r}")
         for extra in ("zone", "uid", "card"):
-            if extra in obj:
+            if obj.get(extra) is not None:
                 raise EventError(f"a button event has no field '{extra}'")
         return TableEvent(float(t), BUTTON, button=name)
     if kind not in (PLACED, REMOVED):
@@ -103,7 +103,7 @@ def event_from_dict(obj: object, zones: Iterable[str]) -> TableEvent:
     zones = tuple(zones)
     if zone not in zones:
         raise EventError(f"field 'zone' must be one of {', '.join(zones)}, got {zone!r}")
-    has_uid, has_card = "uid" in obj, "card" in obj
+    has_uid, has_card = obj.get("uid") is not None, obj.get("card") is not None
     if has_uid == has_card:
         raise EventError("exactly one of the fields 'uid' and 'card' is needed")
     if has_uid:

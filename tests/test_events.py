@@ -48,6 +48,12 @@ def test_invalid_lines_reported_with_line_numbers_and_skipped():
     assert [n for n, _ in errors] == [1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14]
 
 
+def test_null_fields_count_as_absent():
+    events, errors = run(['{"t": 1, "event": "button", "button": "confirm", "zone": null}',
+                          '{"t": 2, "zone": "seat1", "event": "placed", "card": "7s", "uid": null}'])
+    assert not errors and [e.event for e in events] == ["button", "placed"]
+
+
 def test_constructors():
     assert placed(1, "seat1", card="T\u2665").to_dict()["card"] == "10h"
     assert button(3, "confirm").button == "confirm"
