@@ -247,3 +247,26 @@ def test_bad_checkpoint_journal_falls_back_to_events(tmp_path):
     session.checkpoints_path.write_text(lines[0][:-5] + "garbage\n" + lines[1] + "\n")
     resumed, count, _ = SessionLog(session.folder).resume(game, None)
     assert count == len(events) and resumed.summary() == tracker.summary()
+
+
+def test_systemd_ready_and_watchdog_pings_from_the_loop(tmp_path):
+    import socket
+
+    cfg = sim_config(tmp_path, speed=20)
+    sock_path = str(tmp_path / "notify")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(sock_path)
+    server.settimeout(20)
+    env = dict(os.environ, NOTIFY_SOCKET=sock_path, WATCHDOG_USEC="400000")
+    env.pop("WATCHDOG_PID", None)
+    proc = preftable("run", "--config", cfg, "--log-dir", tmp_path / "logs", env=env)
+    messages = []
+    try:
+        while sum("WATCHDOG=1" in m for m in messages) < 3:
+            messages.append(server.recv(4096).decode())
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(10)
+        server.close()
+    assert messages[0].startswith("READY=1")
+    assert rc == 0
