@@ -156,4 +156,14 @@ def add_demo(sub) -> None:
     p.set_defaults(func=cmd_demo)
 
 
-REGISTER: list = [add_run, add_demo, add_report, add_hub_emulator]
+def add_enroll(sub) -> None:
+    from .enroll import add_enroll as add
+    add(sub)
+
+
+def add_doctor(sub) -> None:
+    from .doctor import add_doctor as add
+    add(sub)
+
+
+REGISTER: list = [add_run, add_demo, add_enroll, add_report, add_doctor, add_hub_emulator]

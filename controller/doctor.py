@@ -14,17 +14,17 @@ hardware modules are looked up, never imported.
 from __future__ import annotations
 
 import argparse
-import grp
 import importlib.machinery
 import importlib.util
 import logging
 import os
-import pwd
 import stat
 import sys
+import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable
 from urllib.parse import urlsplit
 
 from .errors import ConfigError, DeckError
@@ -54,7 +54,10 @@ class Finding:
 
 # --- the machine as the doctor sees it ----------------------------------------------------
 
+# grp and pwd exist on Unix only: imported when used, so this module imports anywhere.
+
 def _group_name(gid: int) -> str | None:
+    import grp
     try:
         return grp.getgrgid(gid).gr_name
     except KeyError:
@@ -63,6 +66,7 @@ def _group_name(gid: int) -> str | None:
 
 def _group_members(name: str) -> tuple[str, ...] | None:
     """Members of group ``name`` in the group database (None: no such group)."""
+    import grp
     try:
         return tuple(grp.getgrnam(name).gr_mem)
     except KeyError:
@@ -70,6 +74,7 @@ def _group_members(name: str) -> tuple[str, ...] | None:
 
 
 def _user_name() -> str:
+    import pwd
     try:
         return pwd.getpwuid(os.geteuid()).pw_name
     except KeyError:
@@ -111,9 +116,18 @@ class Host:
             return bool(mode & stat.S_IRGRP and mode & stat.S_IWGRP)
         return bool(mode & stat.S_IROTH and mode & stat.S_IWOTH)
 
-    def writable_dir(self, st: os.stat_result) -> bool:
+    def writable_dir(self, path: Path) -> bool:
+        """Can this user create files in the folder ``path``?  For the real user: tried
+        (an empty folder made and removed at once); for another uid: by the mode bits."""
+        if self.uid == os.geteuid():
+            try:
+                os.rmdir(tempfile.mkdtemp(prefix=".preftable-doctor-", dir=path))
+                return True
+            except OSError:
+                return False
         if self.uid == 0:
             return True
+        st = path.stat()
         mode = st.st_mode
         if st.st_uid == self.uid:
             return bool(mode & stat.S_IWUSR and mode & stat.S_IXUSR)
@@ -132,7 +146,8 @@ class Doctor:
         self.deck = deck
         self.host = host or Host()
         self.findings: list[Finding] = []
-        self.needed_groups: dict[str, list[tuple[str, bool]]] = {}   # group -> [(device, usable)]
+        # group -> [(device, usable; None: the device is missing)]
+        self.needed_groups: dict[str, list[tuple[str, bool | None]]] = {}
 
     def add(self, level: str, text: str, fix: str | None = None) -> Finding:
         finding = Finding(level, text, fix)
@@ -168,8 +183,13 @@ class Doctor:
         try:
             settings = load_settings(self.config)
         except ConfigError as exc:
-            where = f"correct {exc.key} in {self.config}" if exc.key else f"correct {self.config}"
-            self.add(FAIL, f"config: {exc}", where + " (see the README's config reference)")
+            if exc.key:
+                fix = f"correct {exc.key} in {self.config} (the README lists every key)"
+            elif not Path(self.config).exists():
+                fix = "check the path given with --config"
+            else:
+                fix = f"correct {self.config}"
+            self.add(FAIL, f"config: {exc}", fix)
             return None
         if self.config is None:
             self.add(WARN, "no config file given (--config): checking the default simulated table",
@@ -206,7 +226,7 @@ class Doctor:
         if path.exists():
             if not path.is_dir():
                 self.add(FAIL, f"log dir {path}: exists but is not a folder", "move it away or set [log] dir")
-            elif self.host.writable_dir(path.stat()):
+            elif self.host.writable_dir(path):
                 self.add(OK, f"log dir {path}: writable")
             else:
                 self.add(FAIL, f"log dir {path}: not writable by {self.host.user}",
@@ -215,7 +235,7 @@ class Doctor:
         parent = path.absolute().parent
         while not parent.exists() and parent != parent.parent:
             parent = parent.parent
-        if parent.is_dir() and self.host.writable_dir(parent.stat()):
+        if parent.is_dir() and self.host.writable_dir(parent):
             self.add(OK, f"log dir {path}: will be created (in {parent})")
         else:
             self.add(FAIL, f"log dir {path}: does not exist and cannot be created ({parent} is not writable)", fix)
@@ -226,11 +246,11 @@ class Doctor:
         """A device node: exists and is readable+writable; True when usable."""
         try:
             st = path.stat()
-        except FileNotFoundError:
-            self.add(FAIL, f"{what} {path}: no such device", missing_fix)
-            return False
         except OSError as exc:
-            self.add(FAIL, f"{what} {path}: cannot be examined: {exc.strerror}", missing_fix)
+            self.needed_groups.setdefault(group, []).append((str(path), None))
+            problem = "no such device" if isinstance(exc, FileNotFoundError) else \
+                f"cannot be examined: {exc.strerror}"
+            self.add(FAIL, f"{what} {path}: {problem}", missing_fix)
             return False
         owner_group = self.host.group_name(st.st_gid) if st.st_gid != 0 else None
         group = owner_group or group
@@ -272,7 +292,9 @@ class Doctor:
                        baudrate=settings.hub_baudrate, reopen_backoff=(0.2, 1.0))
         link.start()
         try:
-            link.wait_ready(self.host.hello_timeout)
+            deadline = time.monotonic() + self.host.hello_timeout
+            while not link.wait_ready(0.02) and link.error is None and time.monotonic() < deadline:
+                pass
             info, error = link.hub_info, link.error
         finally:
             link.stop()
@@ -333,6 +355,7 @@ class Doctor:
     # --- groups ---------------------------------------------------------------------------
 
     def check_groups(self) -> None:
+        """Is the user in the groups that own the devices checked (or would own the missing ones)?"""
         host = self.host
         mine = {host.group_name(gid) for gid in host.gids}
         for group, devices in sorted(self.needed_groups.items()):
@@ -344,16 +367,21 @@ class Doctor:
             if members is not None and host.user in members:
                 self.add(WARN, f"user {host.user} was added to group {group}, but this login predates it",
                          "log out and in again (or reboot)")
-            elif all(usable for _, usable in devices):
-                level = OK if host.uid == 0 else WARN
-                self.add(level, f"user {host.user} is not in group {group}, but can use {paths}"
-                         + (" (root)" if host.uid == 0 else ""),
-                         None if host.uid == 0 else
-                         f"sudo usermod -aG {group} {host.user}, so it keeps working if the device is recreated")
+                continue
+            if host.uid == 0:
+                self.add(OK, f"user {host.user} is not in group {group}, but root can use {paths}")
+                continue
+            fix = ("sudo groupadd " + group + "; " if members is None else "") + \
+                f"sudo usermod -aG {group} {host.user}, then log in again"
+            found = [usable for _, usable in devices if usable is not None]
+            if found and all(found):
+                self.add(WARN, f"user {host.user} is not in group {group}, but can use {paths}",
+                         f"sudo usermod -aG {group} {host.user}, so it keeps working if the device "
+                         "is recreated")
+            elif found:
+                self.add(FAIL, f"user {host.user} is not in group {group} (needed for {paths})", fix)
             else:
-                create = f"sudo groupadd {group}; " if members is None else ""
-                self.add(FAIL, f"user {host.user} is not in group {group} (needed for {paths})",
-                         f"{create}sudo usermod -aG {group} {host.user}, then log in again")
+                self.add(WARN, f"user {host.user} is not in group {group}, which usually owns {paths}", fix)
 
 
 def url_problem(url: str) -> str | None:

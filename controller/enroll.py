@@ -129,7 +129,7 @@ class Enrolment:
         self.alert_zone = None
         out = [Message(ENROLLED, f"{card} = {uid}", card, uid, event.zone)]
         if self.done:
-            out.append(Message(DONE, f"deck complete: {len(self.cards)} cards"))
+            out.append(Message(DONE, "all cards enrolled"))
         else:
             self.lifting = (uid, card)
         return self._say(*out)
@@ -325,13 +325,23 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
     if not path.exists():
         save_deck(path, enrolment.deck)       # fail now, not after the first card, if it cannot be written
     elif enrolment.resumed_with:
-        log.warning("%s: resuming: %d cards enrolled, next %s", path, enrolment.resumed_with,
-                    enrolment.next_card)
+        out.write(f"{path}: resuming: {enrolment.progress} cards enrolled, next {enrolment.next_card}\n")
     factory = pin_factory(settings)
-    source, link = make_source(settings, zone, enrolment.cards, SessionClock(), factory)
-    runner = EnrolRun(path, enrolment, source, build_outputs(settings, link=link, factory=factory, stream=out))
+    try:
+        source, link = make_source(settings, zone, enrolment.cards, SessionClock(), factory)
+        outputs = build_outputs(settings, link=link, factory=factory, stream=out)
+    except BaseException:
+        if factory is not None:
+            factory.close()
+        raise
+    runner = EnrolRun(path, enrolment, source, outputs)
+
+    def say(message: Message) -> None:
+        out.write(f"{enrolment.progress} {message.text}\n")
+        out.flush()
+
     if settings.display != "terminal":        # the display is elsewhere: say it here too, a line each
-        runner.on_message = lambda m: (out.write(f"{enrolment.progress} {m.text}\n"), out.flush())
+        runner.on_message = say
 
     def on_term(signum, frame):
         log.info("signal %d: stopping the enrolment", signum)
@@ -342,6 +352,7 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
     try:
         complete = runner.run()
     except KeyboardInterrupt:
+        save_deck(path, enrolment.deck)       # in case Ctrl-C fell between a card and its save
         sys.stderr.write(f"preftable: enrolment interrupted: {enrolment.progress} cards saved in {path}; "
                          f"{resume}\n")
         return EXIT_INTERRUPTED

@@ -22,7 +22,7 @@ from transitions import Machine
 
 from .cards import Card, next_seat, parse_card, zone_names
 from .config import GameConfig
-from .deal import PRIKUP, Deal, Trick
+from .deal import Deal, Trick
 from .deck import Deck
 from .events import BUTTON, PLACED, TableEvent
 from .scoring import Pulka, Writes, rounded, score_deal, settle

@@ -101,7 +101,7 @@ def test_deck_ok_case_insensitive(tmp_path):
     (lambda p: p[:-1], "missing: Ah"),
     (lambda p: p[:-1] + [("04FFFFFFFFFFFF", "7s")], "card 7s given twice"),
     (lambda p: p[:-1] + [("04FFFFFFFFFFFF", "6h")], "unknown card '6h'"),
-    (lambda p: p + [(p[0][0].lower(), "Ah")], f"UID 04000000000000 given twice"),
+    (lambda p: p + [(p[0][0].lower(), "Ah")], "UID 04000000000000 given twice"),
     (lambda p: p[:-1] + [("XYZ", "Ah")], "UID 'XYZ'"),
 ])
 def test_bad_deck_names_card_or_uid(tmp_path, mutate, needle):

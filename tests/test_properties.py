@@ -10,7 +10,7 @@ from fractions import Fraction
 from hypothesis import given, settings, HealthCheck, strategies as st
 
 from controller.cards import DECK
-from controller.events import BUTTON, PLACED, REMOVED, TableEvent
+from controller.events import PLACED, REMOVED, TableEvent
 from controller.scoring import settle
 from controller.tracker import DealTracker
 from table_script import config

@@ -9,7 +9,6 @@ import subprocess
 import xml.etree.ElementTree as ET
 import zlib
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
