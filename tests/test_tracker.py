@@ -345,3 +345,42 @@ def test_deal_order_covers_all_cards(prikup, cards):
         d.play(d.expected, next(deck))
         seen += 1
     assert seen == cards and "seat2" not in [z for t in d.tricks for z, _ in t.cards]
+
+
+# A legal 4-player deal, dealer seat1 sitting out, first hand seat2, worked by hand.
+DEAL_4P = [
+    ("prikup:Ah", "seat2:7h", "seat3:8h", "seat4:9h"),     # the prikup card wins: the dealer's trick
+    ("prikup:7s", "seat2:8s", "seat3:As", "seat4:9s"),
+    ("seat2:10s", "seat3:Js", "seat4:Qs"),
+    ("seat4:7c", "seat2:8c", "seat3:9c"),
+    ("seat3:7d", "seat4:8d", "seat2:9d"),
+    ("seat2:10c", "seat3:Jc", "seat4:Qc"),
+    ("seat4:10d", "seat2:Jd", "seat3:Qd"),
+    ("seat3:10h", "seat4:Jh", "seat2:Qh"),
+    ("seat2:Kc", "seat3:Ac", "seat4:Ks"),
+    ("seat3:Kd", "seat4:Kh", "seat2:Ad"),
+]
+
+
+def test_worked_four_player_deal():
+    s = Script(config(players=4))
+    s.deal(DEAL_4P)
+    (deal,) = s.summary["deals"]
+    assert [t["winner"] for t in deal["tricks"]] == ["seat1", "seat3", "seat4", "seat3", "seat2",
+                                                      "seat4", "seat3", "seat2", "seat3", "seat2"]
+    assert deal["taken"] == {"seat1": 1, "seat2": 3, "seat3": 4, "seat4": 2}
+    assert sum(len(t["cards"]) for t in deal["tricks"]) == 32
+    assert {p: (v["gora"], v["pulya"]) for p, v in s.summary["pulka"].items()} == \
+        {"seat1": (1, 0), "seat2": (3, 0), "seat3": (4, 0), "seat4": (2, 0)}
+    assert set(s.summary["pulka"]["seat1"]["whists"]) == {"seat2", "seat3", "seat4"}
+    assert s.tracker.next_deal_params() == ("seat1", 1)
+
+
+def test_worked_deal_in_whists_scoring_halves_between_two_winners():
+    s = Script(config(scoring="whists"))
+    s.deal(DEAL_A)                                   # taken 3/3/4: seat1 and seat2 win
+    pulka = s.summary["pulka"]
+    assert pulka["seat1"]["whists"] == {"seat2": 0, "seat3": 8}
+    assert pulka["seat2"]["whists"] == {"seat1": 0, "seat3": 8}
+    assert all(v["gora"] == 0 and v["pulya"] == 0 for v in pulka.values())
+    assert s.summary["settlement"]["balance"] == {"seat1": 8.0, "seat2": 8.0, "seat3": -16.0}
