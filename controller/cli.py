@@ -147,6 +147,12 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hub-emulator"]:
+        # the emulator has its own option parser: hand it every argument as given
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        from firmware_bridge.emulator import cli_main
+        return cli_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     level = logging.WARNING - 10 * min(args.verbose, 2)

@@ -1,0 +1,692 @@
+"""Host end of the table hub link (PROTOCOL.md), over anything pyserial opens.
+
+:class:`HubLink` opens ``url`` with :func:`serial.serial_for_url` (a device,
+``/dev/serial/by-id/…``, a pty, ``socket://``, ``loop://``), runs one reader
+thread that does the handshake, keeps a picture of every reader true across
+lost frames, reboots, silences and unplugs, and emits the same
+:class:`~controller.events.TableEvent` objects as the ``hw/`` readers.  Host
+commands (LED/TEXT/BEEP/CFG) are non-blocking and tracked to ACK/NAK.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import math
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import serial
+
+from controller.errors import LinkError, ProtocolError
+from controller.events import TableEvent, placed, removed
+
+from .codec import PROTO_VERSION, SEQ_MODULO, Frame, FrameParser, encode
+
+log = logging.getLogger(__name__)
+
+BAUDRATE = 115200
+READ_TIMEOUT = 0.05       # s; the reader thread's tick
+WRITE_TIMEOUT = 0.5       # s; a hub that stops reading must not block the host forever
+BOOT_SETTLE_MS = 500      # a restarted hub's STATE counts once its uptime is past this (first scans done)
+LINK_COUNTERS = ("events", "gaps", "snaps", "state_fixes", "reboots", "reconnects", "hb_timeouts",
+                 "open_failures", "commands_sent", "command_retries", "commands_acked",
+                 "commands_nacked", "commands_failed")
+
+
+@dataclass(frozen=True, slots=True)
+class HubInfo:
+    """What the hub announced in its HELLO."""
+
+    proto: int
+    fw_version: str
+    boot_id: str
+    readers: int
+
+
+class Command:
+    """A host command on its way to an ACK/NAK.
+
+    ``state`` is ``queued`` (waiting for the link), ``sent``, ``acked``,
+    ``nacked`` (``reason`` says why), ``failed`` (no answer after the retries)
+    or ``superseded`` (a newer LED/TEXT for the same index replaced it before
+    it was sent).  ``wait(timeout)`` blocks until it is settled.
+    """
+
+    def __init__(self, verb: str, fields: tuple[str, ...]):
+        self.verb = verb
+        self.fields = fields
+        self.state = "queued"
+        self.reason: str | None = None
+        self.attempts = 0
+        self.seqs: list[int] = []
+        self.sent_at = 0.0
+        self._done = threading.Event()
+
+    @property
+    def key(self) -> tuple[str, str] | None:
+        """Commands with the same key overwrite each other's effect on the hub."""
+        if self.verb in ("LED", "TEXT", "CFG"):
+            return (self.verb, self.fields[0])
+        return None
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+    def _settle(self, state: str, reason: str | None = None) -> None:
+        self.state, self.reason = state, reason
+        self._done.set()
+
+    def __repr__(self) -> str:
+        return f"<Command {self.verb} {' '.join(self.fields)} {self.state}>"
+
+
+def describe_open_error(url: str, exc: BaseException) -> str:
+    """A one-line message a user can act on for a port that would not open."""
+    code = getattr(exc, "errno", None)
+    if code is None and isinstance(exc.__context__, OSError):
+        code = exc.__context__.errno
+    text = str(exc)
+    if code == errno.EACCES or "Permission denied" in text:
+        return (f"cannot open the table hub port {url}: permission denied -- add this user to the "
+                f"'dialout' group (sudo usermod -aG dialout $USER) and log in again")
+    if code in (errno.ENOENT, errno.ENODEV, errno.ENXIO) or "No such file" in text:
+        return (f"cannot open the table hub port {url}: no such device -- check the hub's USB cable "
+                f"and the port name (ls /dev/serial/by-id/, udev rule)")
+    if code == errno.EBUSY or "busy" in text.lower():
+        return f"cannot open the table hub port {url}: it is busy -- another program holds it (close it)"
+    if url.startswith("socket://"):
+        return f"cannot connect to the table hub at {url}: {text} -- is the hub emulator running on that port?"
+    return f"cannot open the table hub port {url}: {text}"
+
+
+def open_port(url: str, baudrate: int = BAUDRATE, timeout: float = READ_TIMEOUT) -> serial.SerialBase:
+    """Open ``url`` with :func:`serial.serial_for_url`; raise :class:`LinkError` with advice."""
+    try:
+        return serial.serial_for_url(url, baudrate=baudrate, timeout=timeout, write_timeout=WRITE_TIMEOUT)
+    except (serial.SerialException, OSError, ValueError) as exc:
+        raise LinkError(describe_open_error(url, exc)) from exc
+
+
+class HubLink:
+    """The host end of one table hub link.
+
+    ``zones[i]`` is the table zone of reader ``i`` (``None``: ignored).
+    ``on_event`` receives every table event from the reader thread, stamped
+    with ``clock()`` (never decreasing); timeouts use ``time.monotonic``.
+    ``on_status`` receives one-line human messages (connected, lost, errors).
+    """
+
+    def __init__(self, url: str, zones: Sequence[str | None], on_event: Callable[[TableEvent], None],
+                 clock: Callable[[], float] = time.monotonic, hb_timeout: float = 3.0,
+                 reply_timeout: float = 0.5, retries: int = 3,
+                 reopen_backoff: tuple[float, float] = (0.1, 2.0),
+                 on_status: Callable[[str], None] | None = None, *, baudrate: int = BAUDRATE):
+        self.url = url
+        self.zones = tuple(zones)
+        self._on_event = on_event
+        self._clock = clock
+        self.hb_timeout = hb_timeout
+        self.reply_timeout = reply_timeout
+        self.retries = retries
+        self.backoff_min, self.backoff_max = reopen_backoff
+        self._on_status = on_status
+        self.baudrate = baudrate
+
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._port: serial.SerialBase | None = None
+        self._parser = FrameParser("hub")
+        self._counters: Counter[str] = Counter()
+
+        self._picture: list[str | None] = [None] * len(self.zones)
+        self._hub_info: HubInfo | None = None
+        self._boot_id: str | None = None
+        self.error: ProtocolError | None = None       # protocol version mismatch, None once ready
+        self.open_error: LinkError | None = None      # why the port would not open, None once open
+        self.last_hb: tuple[int, float, int] | None = None
+        self._phase = "closed"            # closed, hello, snap, ready, incompatible
+        self._dead: str | None = None     # why the current session must end
+        self._hub_seq: int | None = None
+        self._boot_settle: float | None = None    # when a restart was seen, until its scans are done
+        self._holding = True
+        self._held: list[Frame] = []
+        self._outbox: list[TableEvent] = []
+        self._last_t = -math.inf
+
+        self._seq = 0
+        self._hello_at: float | None = None
+        self._hello_tries = 0
+        self._hello_wait = reply_timeout
+        self._snap_at: float | None = None
+        self._snap_tries = 0
+        self._last_hb_at = 0.0
+        self._queue: list[Command] = []
+        self._pending: dict[int, Command] = {}
+        self._shown: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._last_open_error: str | None = None
+
+    # ------------------------------------------------------------------ public API
+
+    def start(self) -> "HubLink":
+        """Start the reader thread (it opens the port and keeps it open)."""
+        if self._thread is not None:
+            raise RuntimeError("HubLink already started")
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name=f"HubLink {self.url}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the reader thread and close the port."""
+        self._stop.set()
+        with self._lock:
+            port = self._port
+        if port is not None and hasattr(port, "cancel_read"):
+            try:
+                port.cancel_read()
+            except (OSError, serial.SerialException, AttributeError):
+                log.debug("cancel_read failed on %s", self.url)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():   # not from on_event
+            thread.join(timeout)
+        self._thread = None
+
+    def __enter__(self) -> "HubLink":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """True once the handshake is done and a STATE has set the picture."""
+        return self._ready.wait(timeout)
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set()
+
+    @property
+    def state(self) -> str:
+        """``closed``, ``hello`` (waiting for the hub's HELLO), ``snap`` (for its
+        STATE), ``ready`` or ``incompatible`` (wrong protocol version)."""
+        return self._phase
+
+    @property
+    def hub_info(self) -> HubInfo | None:
+        return self._hub_info
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """Link counters (gaps, snaps, reconnects, reboots, …) and the parser's drops."""
+        with self._lock:
+            out = dict(self._parser.stats.as_dict())
+            out.update((name, self._counters[name]) for name in LINK_COUNTERS)
+            return out
+
+    def picture(self) -> list[str | None]:
+        """The UID on each reader (reader 0 first), ``None`` where empty."""
+        with self._lock:
+            return list(self._picture)
+
+    def set_led(self, index: int, rgb: str) -> Command:
+        """Set indicator ``index`` to ``RRGGBB`` (``000000`` is off)."""
+        colour = rgb.lstrip("#").upper()
+        if len(colour) != 6 or any(c not in "0123456789ABCDEF" for c in colour):
+            raise ValueError(f"LED colour must be RRGGBB hex, got {rgb!r}")
+        return self._command("LED", _nonneg(index, "LED index"), colour)
+
+    def text(self, row: int, text: str) -> Command:
+        """Show ``text`` on display row ``row`` (suit symbols become letters, other
+        characters the line cannot carry become ``?``)."""
+        return self._command("TEXT", _nonneg(row, "display row"), _line_safe(text))
+
+    def beep(self, ms: int) -> Command:
+        """Sound the buzzer for ``ms`` milliseconds."""
+        return self._command("BEEP", _nonneg(ms, "beep length"))
+
+    def configure(self, key: str, value: object) -> Command:
+        """Set a hub setting (``absent_ms``, ``poll_ms``)."""
+        return self._command("CFG", str(key), str(value))
+
+    # ------------------------------------------------------------------ commands
+
+    def _command(self, verb: str, *fields: object) -> Command:
+        args = tuple(str(f) for f in fields)
+        encode(0, verb, *args)                       # ProtocolError for the caller now
+        cmd = Command(verb, args)
+        with self._lock:
+            if cmd.key is not None:
+                self._shown[cmd.key] = args
+                for old in [c for c in self._queue if c.key == cmd.key]:
+                    self._queue.remove(old)
+                    old._settle("superseded")
+            if self._phase == "ready" and self._port is not None:
+                self._transmit(cmd)
+            else:
+                self._queue.append(cmd)
+        return cmd
+
+    def _transmit(self, cmd: Command) -> None:
+        seq = self._send(cmd.verb, *cmd.fields)
+        cmd.seqs.append(seq)
+        cmd.attempts += 1
+        cmd.sent_at = time.monotonic()
+        cmd.state = "sent"
+        self._pending[seq] = cmd
+        self._counters["commands_sent"] += 1
+
+    def _send(self, verb: str, *fields: object) -> int:
+        """Write one frame with the next host sequence number; return that number."""
+        seq = self._seq
+        self._seq = (seq + 1) % SEQ_MODULO
+        port = self._port
+        if port is None:
+            return seq
+        try:
+            port.write(encode(seq, verb, *fields))
+        except (serial.SerialException, OSError) as exc:
+            self._dead = f"write failed: {exc}"
+            log.debug("write of %s to %s failed: %s", verb, self.url, exc)
+        return seq
+
+    def _settle(self, cmd: Command, state: str, reason: str | None = None) -> None:
+        for seq in cmd.seqs:
+            self._pending.pop(seq, None)
+        cmd._settle(state, reason)
+
+    def _flush_queue(self) -> None:
+        queue, self._queue = self._queue, []
+        for cmd in queue:
+            self._transmit(cmd)
+
+    # ------------------------------------------------------------------ reader thread
+
+    def _run(self) -> None:
+        backoff = self.backoff_min
+        while not self._stop.is_set():
+            try:
+                port = open_port(self.url, self.baudrate)
+            except LinkError as exc:
+                self.open_error = exc
+                self._counters["open_failures"] += 1
+                message = str(exc)
+                if message != self._last_open_error:
+                    self._status(message, logging.WARNING)
+                    self._last_open_error = message
+                else:
+                    log.debug("%s (retrying in %.1f s)", message, backoff)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, self.backoff_max)
+                continue
+            self._last_open_error = None
+            self.open_error = None
+            try:
+                reached_ready = self._session(port)
+            except Exception:                       # never let the thread die
+                log.exception("table hub link %s: unexpected error; reconnecting", self.url)
+                reached_ready = False
+            finally:
+                with self._lock:
+                    self._port = None
+                    self._ready.clear()
+                    if self._phase != "incompatible":
+                        self._phase = "closed"
+                    self._requeue_pending()
+                try:
+                    port.close()
+                except (serial.SerialException, OSError) as exc:
+                    log.debug("closing %s: %s", self.url, exc)
+            if self._stop.is_set():
+                break
+            self._counters["reconnects"] += 1
+            if reached_ready:
+                backoff = self.backoff_min
+            else:
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, self.backoff_max)
+        with self._lock:
+            self._phase = "closed"
+
+    def _session(self, port: serial.SerialBase) -> bool:
+        """Run one connection until it dies or stop(); True if it got ready."""
+        reached_ready = False
+        with self._lock:
+            try:
+                port.reset_input_buffer()
+            except (serial.SerialException, OSError) as exc:
+                log.debug("reset_input_buffer on %s: %s", self.url, exc)
+            self._port = port
+            self._parser.reset()
+            self._dead = None
+            self._hub_seq = None
+            self._holding = True                    # a reconnect: hold until a STATE
+            self._phase = "hello"
+            self._snap_at = None
+            self._last_hb_at = time.monotonic()
+            self._hello_tries = 0
+            self._hello_wait = self.reply_timeout
+            self._send_hello()
+        while not self._stop.is_set():
+            try:
+                data = port.read(port.in_waiting or 1)
+            except (serial.SerialException, OSError) as exc:
+                self._lost(f"table hub link {self.url} lost: {exc}")
+                return reached_ready
+            if data:
+                frames = self._parser.feed(data)
+                if frames:
+                    with self._lock:
+                        for frame in frames:
+                            self._on_frame(frame)
+                        events, self._outbox = self._outbox, []
+                    self._emit(events)
+            with self._lock:
+                self._tick(time.monotonic())
+                reached_ready = reached_ready or self._phase == "ready"
+                dead = self._dead
+            if dead:
+                self._lost(dead)
+                return reached_ready
+        return reached_ready
+
+    def _lost(self, why: str) -> None:
+        self._ready.clear()
+        self._status(why, logging.WARNING)
+
+    def _requeue_pending(self) -> None:
+        """Commands in flight when the link died go out again after the reconnect."""
+        waiting = []
+        for cmd in dict.fromkeys(self._pending.values()):
+            cmd.state = "queued"
+            waiting.append(cmd)
+        self._pending.clear()
+        self._queue[:0] = waiting
+
+    def _tick(self, now: float) -> None:
+        if now - self._last_hb_at > self.hb_timeout:
+            self._counters["hb_timeouts"] += 1
+            self._dead = f"table hub link {self.url}: no HB for {self.hb_timeout:g} s, reconnecting"
+            return
+        if self._hello_at is not None and now - self._hello_at > self._hello_wait:
+            if self._hello_tries > self.retries and self._hello_wait == self.reply_timeout:
+                # reported once; it is alive while its HBs come, so keep asking, slower
+                self._status(f"table hub at {self.url} does not answer HELLO ({self._hello_tries} tries); "
+                             f"still trying", logging.WARNING)
+                self._hello_wait = self.hb_timeout
+            self._send_hello()
+        if self._snap_at is not None and now - self._snap_at > self.reply_timeout:
+            if self._snap_tries > self.retries:
+                self._snap_at = None
+                self._status(f"table hub at {self.url} does not answer SNAP ({self._snap_tries} tries)",
+                             logging.WARNING)
+            else:
+                self._send_snap(retry=True)
+        for cmd in list(dict.fromkeys(self._pending.values())):
+            if now - cmd.sent_at <= self.reply_timeout:
+                continue
+            if cmd.attempts > self.retries:
+                self._counters["commands_failed"] += 1
+                self._status(f"table hub did not answer {cmd.verb} {' '.join(cmd.fields)} "
+                             f"({cmd.attempts} tries)", logging.WARNING)
+                self._settle(cmd, "failed")
+            else:
+                self._counters["command_retries"] += 1
+                self._transmit(cmd)
+
+    def _send_hello(self) -> None:
+        self._hello_tries += 1
+        self._hello_at = time.monotonic()
+        self._send("HELLO", PROTO_VERSION)
+
+    def _send_snap(self, retry: bool = False) -> None:
+        if not retry:
+            self._snap_tries = 0
+        self._snap_tries += 1
+        self._snap_at = time.monotonic()
+        self._counters["snaps"] += 1
+        self._send("SNAP")
+
+    # ------------------------------------------------------------------ frames
+
+    def _on_frame(self, frame: Frame) -> None:
+        verb = frame.verb
+        expected = None if self._hub_seq is None else (self._hub_seq + 1) % SEQ_MODULO
+        self._hub_seq = frame.seq
+        if verb == "HELLO":
+            if (expected is not None and frame.seq != expected and self._phase == "ready"
+                    and frame.fields[2] == self._boot_id):
+                self._gap(expected, frame.seq)
+            self._on_hello(frame)
+            return
+        if verb == "HB":
+            self._on_hb(frame)
+        if self._phase == "incompatible":
+            return
+        if expected is not None and frame.seq != expected:
+            self._gap(expected, frame.seq)
+        if verb in ("SEEN", "GONE"):
+            if self._holding:
+                self._held.append(frame)
+            else:
+                self._apply_edge(frame)
+        elif verb == "STATE":
+            self._on_state(frame)
+        elif verb == "ACK":
+            cmd = self._pending.get(int(frame.fields[0]))
+            if cmd is None:
+                log.debug("ACK for unknown host seq %s", frame.fields[0])
+            else:
+                self._counters["commands_acked"] += 1
+                self._settle(cmd, "acked")
+        elif verb == "NAK":
+            cmd = self._pending.get(int(frame.fields[0]))
+            if cmd is None:
+                log.debug("NAK for unknown host seq %s", frame.fields[0])
+            else:
+                self._counters["commands_nacked"] += 1
+                self._status(f"table hub refused {cmd.verb} {' '.join(cmd.fields)}: {frame.fields[1]}",
+                             logging.WARNING)
+                self._settle(cmd, "nacked", frame.fields[1])
+        elif verb == "FAULT":
+            reader, code = int(frame.fields[0]), frame.fields[1]
+            where = f"reader {reader}" + (f" ({self._zone(reader)})" if self._zone(reader) else "")
+            if code == "OK":
+                self._status(f"table hub: {where} answers again")
+            else:
+                self._status(f"table hub: {where} fault {code} -- check its cable", logging.WARNING)
+
+    def _gap(self, expected: int, got: int) -> None:
+        self._counters["gaps"] += 1
+        log.info("table hub frames lost: expected seq %d, got %d; asking for its STATE", expected, got)
+        self._holding = True
+        if self._snap_at is None:
+            self._send_snap()
+
+    def _on_hb(self, frame: Frame) -> None:
+        self._last_hb_at = time.monotonic()
+        uptime, scans, dropped = int(frame.fields[0]), float(frame.fields[1]), int(frame.fields[2])
+        if self.last_hb is not None and uptime < self.last_hb[0] and self._phase == "ready":
+            log.info("table hub uptime went back (%d -> %d ms): asking who it is", self.last_hb[0], uptime)
+            self._send("HELLO", PROTO_VERSION)
+        self.last_hb = (uptime, scans, dropped)
+        if self._boot_settle is not None and (uptime >= BOOT_SETTLE_MS
+                                              or time.monotonic() - self._boot_settle >= 1.0):
+            self._boot_settle = None
+            if self._phase in ("snap", "ready"):
+                self._send_snap()
+
+    def _on_hello(self, frame: Frame) -> None:
+        proto, fw_version, boot_id, readers = frame.fields
+        if int(proto) != PROTO_VERSION:
+            self.error = ProtocolError(f"hub speaks protocol {int(proto)}, this host speaks {PROTO_VERSION}")
+            self._hello_at = None
+            self._snap_at = None
+            self._held.clear()
+            self._ready.clear()
+            if self._phase != "incompatible":
+                self._phase = "incompatible"
+                self._status(f"table hub at {self.url}: {self.error} -- update the hub firmware "
+                             f"or preftable; no table events until then", logging.ERROR)
+            return
+        info = HubInfo(int(proto), fw_version, boot_id, int(readers))
+        rebooted = self._boot_id is not None and boot_id != self._boot_id
+        self._hub_info, self._boot_id = info, boot_id
+        self.last_hb = None
+        if len(self._picture) < info.readers:
+            self._picture += [None] * (info.readers - len(self._picture))
+        if rebooted:
+            self._counters["reboots"] += 1
+            self._boot_settle = time.monotonic()
+            self._status(f"table hub restarted (boot {boot_id}); asking for its STATE", logging.WARNING)
+            self._restore_display()
+        if self._phase in ("hello", "incompatible"):
+            self._hello_at = None
+            self._phase = "snap"
+            self._status(f"table hub {fw_version} (boot {boot_id}, {info.readers} readers) "
+                         f"connected at {self.url}")
+            self._holding = True
+            self._send_snap()
+        elif rebooted:
+            self._holding = True
+            self._send_snap()
+
+    def _restore_display(self) -> None:
+        """A restarted hub forgot its LEDs, text rows and settings: send them again."""
+        busy = {c.key for c in self._queue} | {c.key for c in self._pending.values()}
+        for key, fields in self._shown.items():
+            if key not in busy:
+                self._queue.append(Command(key[0], fields))
+        if self._phase == "ready":
+            self._flush_queue()
+
+    def _on_state(self, frame: Frame) -> None:
+        if self._phase not in ("snap", "ready"):
+            return                                  # before the HELLO answer: a later STATE will do
+        if self._boot_settle is not None:
+            # A hub fresh from a restart may answer before it has scanned its readers:
+            # its "-" would remove every card lying there.  Wait for its first HB.
+            self._snap_at = None
+            self._holding = True
+            return
+        state = [None if f == "-" else f for f in frame.fields]
+        if len(state) < len(self._picture):
+            state += [None] * (len(self._picture) - len(state))
+        elif len(state) > len(self._picture):
+            self._picture += [None] * (len(state) - len(self._picture))
+        self._snap_at = None
+        if self._holding:
+            self._replay_held(state)
+        else:
+            self._apply_state(state)
+        if self._phase == "snap":
+            self._phase = "ready"
+            self.error = None
+            self._ready.set()
+            self._flush_queue()
+
+    def _replay_held(self, state: list[str | None]) -> None:
+        """PROTOCOL.md: apply what the gap lost first, then the held frames."""
+        first: dict[int, Frame] = {}
+        for frame in self._held:
+            first.setdefault(int(frame.fields[0]), frame)
+        for reader in range(len(self._picture)):
+            frame = first.get(reader)
+            if frame is None:
+                before = state[reader]
+            elif frame.verb == "GONE":              # the reader as it was just before that frame
+                before = frame.fields[1]
+            else:                                   # SEEN: empty -- unless it is a tag the host
+                uid = frame.fields[1]               # already shows, re-announced (a hub after a
+                before = uid if self._picture[reader] == uid else None    # boot): invent nothing
+            self._set(reader, before)
+        for frame in self._held:
+            self._apply_edge(frame)
+        self._held.clear()
+        self._holding = False
+        self._apply_state(state)                    # anything still off (a second gap)
+
+    def _apply_state(self, state: list[str | None]) -> None:
+        for reader, uid in enumerate(state):
+            if self._picture[reader] != uid:
+                self._counters["state_fixes"] += 1
+                self._set(reader, uid)
+
+    def _apply_edge(self, frame: Frame) -> None:
+        reader, uid = int(frame.fields[0]), frame.fields[1]
+        if reader >= len(self._picture):
+            log.warning("table hub reports reader %d, it announced %d readers", reader, len(self._picture))
+            return
+        if frame.verb == "SEEN":
+            self._set(reader, uid)
+        elif self._picture[reader] == uid:
+            self._set(reader, None)
+        else:
+            log.debug("GONE %s on reader %d, which shows %s", uid, reader, self._picture[reader])
+
+    def _zone(self, reader: int) -> str | None:
+        return self.zones[reader] if reader < len(self.zones) else None
+
+    def _set(self, reader: int, uid: str | None) -> None:
+        old = self._picture[reader]
+        if old == uid:
+            return
+        self._picture[reader] = uid
+        zone = self._zone(reader)
+        if zone is None:
+            return
+        if old is not None:
+            self._outbox.append(removed(self._stamp(), zone, uid=old))
+        if uid is not None:
+            self._outbox.append(placed(self._stamp(), zone, uid=uid))
+
+    def _stamp(self) -> float:
+        t = self._clock()
+        if t < self._last_t:
+            t = self._last_t
+        self._last_t = t
+        return t
+
+    def _emit(self, events: list[TableEvent]) -> None:
+        for event in events:
+            self._counters["events"] += 1
+            try:
+                self._on_event(event)
+            except Exception:                       # the game's bug must not kill the link
+                log.exception("on_event failed for %s", event)
+
+    def _status(self, message: str, level: int = logging.INFO) -> None:
+        log.log(level, "%s", message)
+        if self._on_status is not None:
+            try:
+                self._on_status(message)
+            except Exception:
+                log.exception("on_status failed for %r", message)
+
+
+def _nonneg(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{what} must be a whole number >= 0, got {value!r}")
+    return value
+
+
+_SUITS = {"\u2660": "s", "\u2663": "c", "\u2666": "d", "\u2665": "h",
+          "\u2664": "s", "\u2667": "c", "\u2662": "d", "\u2661": "h"}
+
+
+def _line_safe(text: str) -> str:
+    """``text`` in the characters a TEXT frame can carry."""
+    out = []
+    for ch in str(text):
+        ch = _SUITS.get(ch, ch)
+        out.append(ch if " " <= ch <= "~" and ch not in "$*" else "?")
+    return "".join(out)
