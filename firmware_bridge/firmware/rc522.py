@@ -1,0 +1,257 @@
+"""A compact MFRC522 driver: one reader on a shared SPI bus with its own chip-select.
+
+Finds one ISO 14443A tag and reads its complete UID (cascade levels 1-3, so
+4, 7 and 10-byte UIDs; bit-wise anticollision when several tags answer).
+Each poll is WUPA -> ANTICOLLISION/SELECT per level -> HLTA: the tag is
+halted after every read so the next poll's WUPA wakes it again.  The chip's
+timer stops an unanswered command after ~1 ms, so an empty reader costs
+about that much, a 4-byte UID about 3 ms.  Every SPI transaction is one chip-select assertion.
+"""
+
+from .ticks import sleep_ms, ticks_add, ticks_diff, ticks_ms
+
+# Registers (datasheet section 9).
+COMMAND = 0x01
+COM_IRQ = 0x04
+ERROR = 0x06
+FIFO_DATA = 0x09
+FIFO_LEVEL = 0x0A
+CONTROL = 0x0C
+BIT_FRAMING = 0x0D
+COLL = 0x0E
+MODE = 0x11
+TX_MODE = 0x12
+RX_MODE = 0x13
+TX_CONTROL = 0x14
+TX_ASK = 0x15
+MOD_WIDTH = 0x24
+T_MODE = 0x2A
+T_PRESCALER = 0x2B
+T_RELOAD_H = 0x2C
+T_RELOAD_L = 0x2D
+VERSION = 0x37
+
+# Commands.
+IDLE = 0x00
+TRANSMIT = 0x04
+TRANSCEIVE = 0x0C
+SOFT_RESET = 0x0F
+
+# PICC commands.
+WUPA = 0x52
+CASCADE = (0x93, 0x95, 0x97)
+CASCADE_TAG = 0x88
+HLTA_FRAME = b"\x50\x00\x57\xCD"   # HLTA with its CRC_A
+
+# VersionReg values of working chips: MFRC522 v0.0/1.0/2.0 and common clones.
+VERSIONS = (0x88, 0x90, 0x91, 0x92, 0xB2, 0x12)
+
+# Transceive outcomes.
+OK = 0
+TIMEOUT = 1      # nobody answered before the chip's timer ran out
+FAILED = 2       # parity, protocol, CRC, buffer or framing error
+COLLISION = 3    # several tags answered different bits
+
+TIMER_TICKS = 40         # x 25 us (prescaler 0xA9 -> 40 kHz) = 1 ms
+STUCK_MS = 10            # no IRQ at all within this ...
+STUCK_READS = 400        # ... and this many IRQ reads (>1 ms of SPI at 4 MHz): the chip is not working
+RESET_MS = 50            # longest wait for the oscillator after a soft reset
+
+
+class ChipError(OSError):
+    """The chip does not answer or does not work (dead, unplugged, wrong wiring)."""
+
+
+def crc_a(data):
+    """ISO 14443-3 CRC_A (init 0x6363, reflected 0x1021) as two bytes, LSB first."""
+    crc = 0x6363
+    for byte in data:
+        byte ^= crc & 0xFF
+        byte = (byte ^ (byte << 4)) & 0xFF
+        crc = ((crc >> 8) ^ (byte << 8) ^ (byte << 3) ^ (byte >> 4)) & 0xFFFF
+    return bytes((crc & 0xFF, crc >> 8))
+
+
+class Rc522:
+    """One MFRC522 on ``spi`` (a ``machine.SPI``) selected by ``cs`` (an output ``machine.Pin``)."""
+
+    def __init__(self, spi, cs):
+        self._spi = spi
+        self._cs = cs
+        self._out = bytearray(2)
+        self._in = bytearray(2)
+        self.version = 0
+        cs.value(1)
+
+    # -- register access ------------------------------------------------
+    def _xfer(self, out, into):
+        self._cs.value(0)
+        try:
+            self._spi.write_readinto(out, into)
+        finally:
+            self._cs.value(1)
+
+    def read(self, reg):
+        """One register's value."""
+        self._out[0] = 0x80 | (reg << 1)
+        self._out[1] = 0
+        self._xfer(self._out, self._in)
+        return self._in[1]
+
+    def write(self, reg, value):
+        """Set one register."""
+        self._out[0] = (reg << 1) & 0x7E
+        self._out[1] = value
+        self._xfer(self._out, self._in)
+
+    def _set_bits(self, reg, mask):
+        self.write(reg, self.read(reg) | mask)
+
+    def _read_fifo(self, n):
+        if not n:
+            return b""
+        out = bytearray([0x80 | (FIFO_DATA << 1)] * n + [0])
+        into = bytearray(n + 1)
+        self._xfer(out, into)
+        return bytes(into[1:])
+
+    def _write_fifo(self, data):
+        out = bytearray(len(data) + 1)
+        out[0] = FIFO_DATA << 1
+        out[1:] = data
+        self._xfer(out, bytearray(len(out)))
+
+    # -- chip state -----------------------------------------------------
+    def alive(self):
+        """Does VersionReg read as a known chip version?"""
+        self.version = self.read(VERSION)
+        return self.version in VERSIONS
+
+    def init(self):
+        """Soft reset and configure (1 ms timer, 100% ASK, antenna on); False if the chip is absent."""
+        if not self.alive():
+            return False
+        self.write(COMMAND, SOFT_RESET)
+        deadline = ticks_add(ticks_ms(), RESET_MS)
+        while self.read(COMMAND) & 0x10:  # PowerDown: oscillator still starting
+            if ticks_diff(ticks_ms(), deadline) > 0:
+                return False
+            sleep_ms(1)
+        self.write(TX_MODE, 0x00)
+        self.write(RX_MODE, 0x00)
+        self.write(MOD_WIDTH, 0x26)
+        self.write(T_MODE, 0x80)            # TAuto: timer starts when a frame is sent
+        self.write(T_PRESCALER, 0xA9)
+        self.write(T_RELOAD_H, TIMER_TICKS >> 8)
+        self.write(T_RELOAD_L, TIMER_TICKS & 0xFF)
+        self.write(TX_ASK, 0x40)            # force 100% ASK
+        self.write(MODE, 0x3D)              # CRC preset 0x6363
+        self.write(COLL, self.read(COLL) & 0x7F)  # bits after a collision read as 0
+        control = self.read(TX_CONTROL)
+        if control & 0x03 != 0x03:
+            self.write(TX_CONTROL, control | 0x03)  # antenna on
+        return self.alive()
+
+    # -- ISO 14443A -----------------------------------------------------
+    def _start(self, command, data, framing):
+        self.write(COMMAND, IDLE)
+        self.write(COM_IRQ, 0x7F)
+        self.write(FIFO_LEVEL, 0x80)       # flush
+        self._write_fifo(data)
+        self.write(BIT_FRAMING, framing)
+        self.write(COMMAND, command)
+        if command == TRANSCEIVE:
+            self.write(BIT_FRAMING, 0x80 | framing)  # StartSend
+
+    @staticmethod
+    def _check_stuck(deadline, reads):
+        if reads > STUCK_READS and ticks_diff(ticks_ms(), deadline) > 0:
+            raise ChipError("no interrupt from the chip within %d ms" % STUCK_MS)
+
+    def transmit(self, data):
+        """Send ``data`` and expect no answer (HLTA): returns once it is on the air."""
+        self._start(TRANSMIT, data, 0)
+        deadline = ticks_add(ticks_ms(), STUCK_MS)
+        reads = 0
+        while not self.read(COM_IRQ) & 0x50:  # TxIRq | IdleIRq
+            reads += 1
+            self._check_stuck(deadline, reads)
+
+    def transceive(self, data, tx_last_bits=0, rx_align=0):
+        """Send ``data`` and receive the answer: (status, bytes, valid bits of the last byte)."""
+        self._start(TRANSCEIVE, data, (rx_align << 4) | tx_last_bits)
+        deadline = ticks_add(ticks_ms(), STUCK_MS)
+        reads = 0
+        while True:
+            irq = self.read(COM_IRQ)
+            if irq & 0x30:                 # RxIRq | IdleIRq
+                break
+            if irq & 0x01:                 # TimerIRq
+                return TIMEOUT, b"", 0
+            reads += 1
+            self._check_stuck(deadline, reads)
+        error = self.read(ERROR)
+        if error & 0x13:                   # BufferOvfl | ParityErr | ProtocolErr
+            return FAILED, b"", 0
+        back = self._read_fifo(self.read(FIFO_LEVEL) & 0x7F)
+        last_bits = self.read(CONTROL) & 0x07
+        if error & 0x08:                   # CollErr
+            return COLLISION, back, last_bits
+        return OK, back, last_bits
+
+    def _level(self, command):
+        """One cascade level: anticollision then SELECT; (4 bytes, SAK) or None."""
+        buf = bytearray(9)
+        buf[0] = command
+        known = 0                          # UID bits of this level known so far
+        while known < 32:
+            tx_last = known & 7
+            index = 2 + (known >> 3)
+            buf[1] = (index << 4) | tx_last  # NVB
+            status, back, _ = self.transceive(buf[:index + (1 if tx_last else 0)], tx_last, tx_last)
+            if status not in (OK, COLLISION) or not back or len(back) > 9 - index:
+                return None
+            mask = (0xFF << tx_last) & 0xFF
+            buf[index] = (buf[index] & ~mask & 0xFF) | (back[0] & mask)
+            buf[index + 1:index + len(back)] = back[1:]
+            if status == OK:
+                known = 32
+                continue
+            coll = self.read(COLL)
+            if coll & 0x20:                # CollPosNotValid
+                return None
+            # CollPos counts from bit 0 of the first FIFO byte (RxAlign bits included)
+            position = (known & ~7) + ((coll & 0x1F) or 32)
+            if position <= known or position > 32:
+                return None
+            known = position
+            bit = known - 1                # take the branch where the colliding bit is 1
+            buf[2 + (bit >> 3)] |= 1 << (bit & 7)
+        if buf[2] ^ buf[3] ^ buf[4] ^ buf[5] != buf[6]:
+            return None
+        buf[1] = 0x70
+        buf[7:9] = crc_a(buf[:7])
+        status, back, _ = self.transceive(buf)
+        if status != OK or len(back) != 3 or crc_a(back[:1]) != bytes(back[1:3]):
+            return None
+        return bytes(buf[2:6]), back[0]
+
+    def read_uid(self):
+        """The complete UID (bytes) of one tag in the field, or None; ChipError if the chip is stuck."""
+        status, _, _ = self.transceive(bytes((WUPA,)), 7)
+        if status == TIMEOUT or status == FAILED:
+            return None
+        uid = bytearray()
+        for command in CASCADE:
+            level = self._level(command)
+            if level is None:
+                return None
+            part, sak = level
+            if not sak & 0x04:             # UID complete
+                uid.extend(part)
+                self.transmit(HLTA_FRAME)  # halt it: the next poll's WUPA wakes it
+                return bytes(uid)
+            if part[0] != CASCADE_TAG:
+                return None
+            uid.extend(part[1:])
+        return None
