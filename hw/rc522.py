@@ -1,0 +1,516 @@
+"""RC522 readers on the Pi's SPI buses, wrapping the ``mfrc522`` package's ``MFRC522`` class.
+
+A :class:`Reader` is one chip (``/dev/spidev<bus>.<device>``, its own reset
+pin).  Where the chip comes from is a backend chosen at run time, as gpiozero
+picks a pin factory: :class:`RealBackend` imports ``spidev`` and ``RPi.GPIO``
+only when a reader is opened; :class:`FakeBackend` gives the emulated chips of
+:mod:`hw.rc522_chip` and a :class:`hw.pins.MockFactory`.  Each reader loads a
+private copy of the driver module whose ``GPIO`` and ``spidev`` globals are the
+backend's (a pin-factory :class:`~hw.pins.ScopedGPIO` naming the reader), so
+nothing is patched and ``sys.modules`` is never touched.
+
+The defects of ``mfrc522`` 0.0.7 are worked around without forking it:
+
+- it runs cascade level 1 only (a 7-byte UID reads as ``88`` + 3 bytes):
+  :meth:`Reader.read_uid` runs the whole cascade (levels 1-3) itself;
+- its wait loop ignores the timer, and the timer it programs is 15.5 ms: the
+  reader programs a 1 ms timer (started by the end of the transmission and
+  stopped by the tag's 5th bit) and its own wait loop ends on TimerIRq;
+- ``Close_MFRC522()`` calls the global ``GPIO.cleanup()``: never called,
+  :meth:`Reader.close` frees the reset pin only;
+- in BCM numbering its default reset pin is GPIO15 (UART RX): a pin is required;
+- every instance adds a ``StreamHandler`` to ``mfrc522Logger``: removed again.
+
+The driver initialises the chip (soft reset, antenna on) and owns the SPI
+device; polling is the reader's own code on that device: WUPA, then per
+cascade level ANTICOLL (or, for a UID read last time, SELECT straight away),
+SELECT while the UID is incomplete, and a closing one-byte frame that sends
+the tag back to IDLE so the next WUPA -- ours or a cross-talking neighbour's --
+finds it.  FIFO bursts and multi-register reads keep the SPI traffic small.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import importlib
+import importlib.util
+import logging
+import math
+import os
+import threading
+import time
+import types
+from typing import Any, Protocol
+
+from controller.errors import ConfigError, HardwareError
+
+from . import rc522_chip as chip_regs
+from .pins import MockFactory, PinFactory
+
+log = logging.getLogger(__name__)
+
+DRIVER_LOGGER = "mfrc522Logger"
+VERSIONS_OK = (0x91, 0x92)
+SPI_PINS = {0: (7, 8, 9, 10, 11), 1: (16, 17, 18, 19, 20, 21)}
+DEFAULT_TIMEOUT_S = 0.001
+TIMER_TICK_S = (2 * 0xA9 + 1) / chip_regs.FC          # TPrescaler 169: 25 us per tick
+SPI_HINT = ("enable SPI with `sudo raspi-config` (Interface Options > SPI), for spidev1.x add "
+            "`dtoverlay=spi1-3cs` to /boot/config.txt and reboot")
+SPI_ACCESS_HINT = "add the user to the spi group (`sudo usermod -aG spi $USER`, then log in again)"
+
+_W = lambda reg: (reg << 1) & 0x7E                      # noqa: E731  (SPI address bytes)
+_R = lambda reg: ((reg << 1) & 0x7E) | 0x80             # noqa: E731
+
+
+class ReaderFault(HardwareError):
+    """A reader stopped answering (VersionReg not 0x91/0x92, or its IRQ never comes)."""
+
+
+# ------------------------------------------------------------------------------------------ driver
+@functools.lru_cache(maxsize=1)
+def _driver_code() -> tuple[types.CodeType, str]:
+    spec = importlib.util.find_spec("mfrc522")                 # finds, does not import, the package
+    if spec is None or not spec.submodule_search_locations:
+        raise HardwareError("the mfrc522 package is not installed: pip install 'preftable[pi]' "
+                            "(or pip install --no-deps mfrc522==0.0.7 to use the emulated readers)")
+    path = os.path.join(list(spec.submodule_search_locations)[0], "MFRC522.py")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            source = fh.read()
+    except OSError as exc:
+        raise HardwareError(f"cannot read the mfrc522 driver {path}: {exc.strerror}") from exc
+    return compile(source, path, "exec"), path
+
+
+def load_driver(gpio: Any, spidev: Any, name: str = "reader") -> types.ModuleType:
+    """A private copy of ``mfrc522.MFRC522`` whose ``GPIO`` and ``spidev`` are the ones given."""
+    code, path = _driver_code()
+    real_import = builtins.__import__
+
+    def _import(mod_name: str, globals_: Any = None, locals_: Any = None, fromlist: Any = (), level: int = 0):
+        if level == 0 and mod_name in ("RPi", "RPi.GPIO"):
+            return types.SimpleNamespace(GPIO=gpio)
+        if level == 0 and mod_name == "spidev":
+            return spidev
+        return real_import(mod_name, globals_, locals_, fromlist, level)
+
+    module = types.ModuleType(f"hw._mfrc522_{name}")
+    module.__file__ = path
+    module.__dict__["__builtins__"] = dict(vars(builtins), __import__=_import)
+    exec(code, module.__dict__)
+    return module
+
+
+# ------------------------------------------------------------------------------------------ backends
+class SpiBackend(Protocol):
+    """Where readers come from: a ``spidev``-like module, a pin factory and a way to wait."""
+
+    name: str
+
+    def spidev(self) -> Any: ...
+    def pins(self) -> PinFactory: ...
+    def sleep(self, seconds: float) -> None: ...
+    def wire(self, bus: int, device: int, pin_rst: int, pins: PinFactory) -> None: ...
+
+
+class RealBackend:
+    """The Pi's ``/dev/spidev*`` and pins; ``spidev`` and ``RPi.GPIO`` imported on first use."""
+
+    name = "spidev"
+
+    def __init__(self, pins: PinFactory | None = None):
+        self._pins = pins
+        self._spidev: Any = None
+        self._lock = threading.Lock()
+
+    def spidev(self) -> Any:
+        with self._lock:
+            if self._spidev is None:
+                try:
+                    self._spidev = importlib.import_module("spidev")
+                except ImportError as exc:
+                    raise HardwareError(f"the spidev module cannot be imported ({exc}): install it on the "
+                                        "Pi with pip install 'preftable[pi]'") from exc
+            return self._spidev
+
+    def pins(self) -> PinFactory:
+        with self._lock:
+            if self._pins is None:
+                from .pins import RPiGPIOFactory
+                self._pins = RPiGPIOFactory()
+            return self._pins
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def wire(self, bus: int, device: int, pin_rst: int, pins: PinFactory) -> None:
+        """Nothing to do: the reset pin is a real wire."""
+
+
+class FakeBackend:
+    """Emulated chips (:class:`hw.rc522_chip.FakeSpidev`) and mock pins sharing its virtual clock."""
+
+    name = "fake"
+
+    def __init__(self, spi: "chip_regs.FakeSpidev | None" = None, pins: MockFactory | None = None):
+        self.spi = spi if spi is not None else chip_regs.FakeSpidev()
+        self.clock = self.spi.clock
+        self._pins = pins if pins is not None else MockFactory(clock=self.clock)
+
+    def add_chip(self, bus: int, device: int, **kwargs: Any) -> "chip_regs.EmulatedMFRC522":
+        return self.spi.add_chip(bus, device, **kwargs)
+
+    def spidev(self) -> Any:
+        return self.spi
+
+    def pins(self) -> PinFactory:
+        return self._pins
+
+    def sleep(self, seconds: float) -> None:
+        self.clock.advance(seconds)
+
+    def wire(self, bus: int, device: int, pin_rst: int, pins: PinFactory) -> None:
+        """Connect the emulated chip's NRSTPD to the mock reset pin."""
+        chip = self.spi.chips.get((bus, device))
+        fake = getattr(pins, "fake", None)
+        if chip is not None and fake is not None:
+            chip.watch_reset_pin(fake, pin_rst)
+
+
+def default_backend(pins: PinFactory | None = None,
+                    spi: "chip_regs.FakeSpidev | None" = None) -> SpiBackend:
+    """Emulated readers when ``spi`` is given or ``pins`` is a :class:`MockFactory`, else the Pi's."""
+    if spi is not None or isinstance(pins, MockFactory):
+        return FakeBackend(spi, pins if isinstance(pins, MockFactory) else None)
+    return RealBackend(pins)
+
+
+# ------------------------------------------------------------------------------------------ reader
+class Reader:
+    """One RC522 on ``/dev/spidev<bus>.<device>`` with its reset (NRSTPD) on BCM ``pin_rst``.
+
+    ``read_uid()`` polls once: the complete UID as upper-case hex, or None.
+    ``backend``: where the chip is (default: :func:`default_backend` of ``factory``);
+    ``factory``: the pin factory for the reset pin (default: the backend's);
+    ``timeout_s``: the chip timer for a tag's answer (an empty poll costs about that).
+    """
+
+    def __init__(self, bus: int, device: int, pin_rst: int, spd: int = 1_000_000,
+                 backend: SpiBackend | None = None, *, factory: PinFactory | None = None,
+                 timeout_s: float = DEFAULT_TIMEOUT_S):
+        self.bus, self.device, self.pin_rst, self.spd = bus, device, pin_rst, spd
+        self.name = f"spidev{bus}.{device}"
+        if isinstance(pin_rst, bool) or not isinstance(pin_rst, int):
+            raise ConfigError(f"reader {self.name}: reset pin must be a BCM GPIO number, got {pin_rst!r}",
+                              key="pin_rst")
+        if pin_rst in SPI_PINS.get(bus, ()):
+            raise ConfigError(f"reader {self.name}: reset pin GPIO{pin_rst} is a pin of SPI bus {bus}",
+                              key="pin_rst")
+        reload = round(timeout_s / TIMER_TICK_S) - 1
+        if not 0 <= reload <= 0xFFFF:
+            raise ConfigError(f"reader {self.name}: timeout {timeout_s} s out of range", key="timeout")
+        self.timeout_s = (reload + 1) * TIMER_TICK_S
+        self._reload = reload
+        self.backend: SpiBackend = backend if backend is not None else default_backend(factory)
+        pins = factory if factory is not None else self.backend.pins()
+        self._last: bytes | None = None            # UID of the last read, for the fast path
+        self._armed = self._answered = False
+        self._fifo_dirty = True
+        self._closed = False
+        self._gpio = pins.scoped_gpio(f"RC522 reader {self.name} (reset)")
+        module = load_driver(self._gpio, self.backend.spidev(), self.name.replace(".", "_"))
+        self._drv = self._open_driver(module)
+        self._spi = self._drv.spi
+        try:
+            self.backend.wire(bus, device, pin_rst, pins)
+            self._init_chip()
+            if not self.alive():
+                log.warning("%s", self._fault_text(f"VersionReg reads 0x{self.version():02X}"))
+        except BaseException:
+            self.close()
+            raise
+        log.debug("reader %s ready (reset GPIO%d, %d Hz, timeout %.2f ms)", self.name, pin_rst, spd,
+                  self.timeout_s * 1e3)
+
+    def __repr__(self) -> str:
+        return f"Reader({self.name}, reset=GPIO{self.pin_rst})"
+
+    # ----- lifecycle ------------------------------------------------------------------------------
+    def _open_driver(self, module: types.ModuleType) -> Any:
+        logger = logging.getLogger(DRIVER_LOGGER)
+        before = list(logger.handlers)
+        level = logger.level
+        drv = module.MFRC522.__new__(module.MFRC522)
+        try:
+            drv.__init__(bus=self.bus, device=self.device, spd=self.spd,
+                         pin_mode=self._gpio.BCM, pin_rst=self.pin_rst)
+        except OSError as exc:
+            spi = getattr(drv, "spi", None)
+            if spi is not None:
+                spi.close()
+            if isinstance(exc, HardwareError):             # PinInUse etc. from the pin factory
+                raise
+            path = f"/dev/spidev{self.bus}.{self.device}"
+            if isinstance(exc, PermissionError):
+                raise HardwareError(f"cannot open {path} (permission denied): {SPI_ACCESS_HINT}") from exc
+            if isinstance(exc, FileNotFoundError):
+                raise HardwareError(f"cannot open {path} (no such device): {SPI_HINT}") from exc
+            raise HardwareError(f"cannot open {path} ({exc.strerror or exc}): {SPI_HINT}") from exc
+        except BaseException:
+            spi = getattr(drv, "spi", None)
+            if spi is not None:
+                spi.close()
+            raise
+        finally:
+            for handler in logger.handlers[:]:
+                if handler not in before:
+                    logger.removeHandler(handler)
+            logger.setLevel(level)
+        return drv
+
+    def _init_chip(self) -> None:
+        """The driver's init (soft reset, antenna on), then the short timer."""
+        self._drv.MFRC522_Init()
+        write = self._drv.Write_MFRC522
+        write(chip_regs.T_MODE, 0x80)                       # TAuto, prescaler high nibble 0
+        write(chip_regs.T_PRESCALER, 0xA9)                  # 25 us per tick
+        write(chip_regs.T_RELOAD_H, self._reload >> 8)
+        write(chip_regs.T_RELOAD_L, self._reload & 0xFF)
+        self._armed = self._answered = False
+        self._fifo_dirty = True
+        self._tx_last_bits = 0x07
+        self._last = None
+
+    def close(self) -> None:
+        """Close SPI and free the reset pin -- never the global ``GPIO.cleanup()``."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._spi.close()
+        finally:
+            self._gpio.cleanup(self.pin_rst)
+
+    def __enter__(self) -> "Reader":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----- health -------------------------------------------------------------------------------
+    def version(self) -> int:
+        return self._xfer([_R(chip_regs.VERSION), 0])[1]
+
+    def alive(self) -> bool:
+        """True when VersionReg reads 0x91 or 0x92."""
+        try:
+            return self.version() in VERSIONS_OK
+        except OSError as exc:
+            log.debug("reader %s: %s", self.name, exc)
+            return False
+
+    def reset(self) -> None:
+        """Hard reset: pulse the reset pin LOW, wait for the oscillator, init again."""
+        if self._closed:
+            raise HardwareError(f"reader {self.name} is closed")
+        self._gpio.output(self.pin_rst, 0)
+        self.backend.sleep(0.0001)
+        self._gpio.output(self.pin_rst, 1)
+        for _ in range(50):                                 # oscillator start-up: up to ~50 ms
+            self.backend.sleep(0.001)
+            if self.alive():
+                break
+        self._init_chip()
+
+    # ----- reading --------------------------------------------------------------------------------
+    def read_uid(self) -> str | None:
+        """Poll once: the complete UID (4, 7 or 10 bytes) as upper-case hex, or None.
+
+        Raises :class:`ReaderFault` if the chip stopped answering.
+        """
+        self._answered = False
+        try:
+            uid = self._read()
+        finally:
+            if self._answered:
+                self._release()
+        self._last = uid
+        return None if uid is None else uid.hex().upper()
+
+    def _read(self) -> bytes | None:
+        atqa = self._transceive(b"\x52", last_bits=7, expect=2, collisions=True)   # WUPA: wakes halted tags
+        if atqa is None:
+            return None                                      # (ATQAs of different tags may collide: fine)
+        self._answered = True
+        known = self._known_parts()
+        uid = b""
+        for sel in chip_regs.SEL_CODES:
+            part = None
+            if known is not None and len(known) > 1:
+                sak = self._select(sel, known[0])            # the tag read last time: SELECT at once
+                if sak is not None and sak & 0x04:
+                    part = known.pop(0)
+                else:
+                    known = None
+            if part is None:
+                part = self._anticoll(sel)
+                if part is None:
+                    return None
+                if part[0] == chip_regs.CASCADE_TAG:         # more levels: select this one
+                    sak = self._select(sel, part)
+                    if sak is None or not sak & 0x04:
+                        return None
+            if part[0] != chip_regs.CASCADE_TAG:            # no cascade tag: the UID is complete
+                return uid + part
+            uid += part[1:]
+        return None
+
+    def _known_parts(self) -> list[bytes] | None:
+        u = self._last
+        if u is None:
+            return None
+        if len(u) == 7:
+            return [b"\x88" + u[:3], u[3:]]
+        if len(u) == 10:
+            return [b"\x88" + u[:3], b"\x88" + u[3:6], u[6:]]
+        return [u]
+
+    def _anticoll(self, sel: int) -> bytes | None:
+        """ANTICOLLISION at one cascade level: the 4 UID bytes of the tag it singles out.
+
+        On a bit collision the ISO 14443-3 loop goes on with the bits known so far and a 1 at the
+        colliding position, so of several tags the same one wins every time."""
+        buf = bytearray(5)
+        known = 0                                            # UID bits of this level known so far
+        for _ in range(33):
+            whole, bits = divmod(known, 8)
+            frame = bytes((sel, ((2 + whole) << 4) | bits)) + bytes(buf[:whole + (1 if bits else 0)])
+            answer = self._transceive(frame, last_bits=bits, expect=5 - whole, rx_align=bits,
+                                      collisions=True)
+            if answer is None:
+                return None
+            data, coll = answer
+            keep = (1 << bits) - 1                           # the known low bits of the first byte
+            for i, byte in enumerate(data[:5 - whole]):
+                buf[whole + i] = (buf[whole + i] & keep) | (byte & ~keep & 0xFF) if i == 0 else byte
+            if coll is None:
+                if buf[0] ^ buf[1] ^ buf[2] ^ buf[3] != buf[4]:
+                    log.debug("reader %s: BCC mismatch in %s", self.name, buf.hex())
+                    return None
+                return bytes(buf[:4])
+            new_known = whole * 8 + coll                     # bits up to the collision, counted from 1
+            if new_known <= known or new_known > 32:
+                log.debug("reader %s: unusable collision position %d", self.name, coll)
+                return None
+            index, bit = divmod(new_known - 1, 8)
+            buf[index] |= 1 << bit                           # take the tags with a 1 there
+            for clear in range(index + 1, 5):
+                buf[clear] = 0
+            buf[index] &= (1 << (bit + 1)) - 1
+            known = new_known
+            log.debug("reader %s: several tags, collision at bit %d of level 0x%02X", self.name, known, sel)
+        return None
+
+    def _select(self, sel: int, part: bytes) -> int | None:
+        bcc = part[0] ^ part[1] ^ part[2] ^ part[3]
+        sak = self._transceive(chip_regs.with_crc(bytes((sel, 0x70)) + part + bytes((bcc,))), expect=3)
+        if sak is None or chip_regs.with_crc(sak[:1]) != sak:
+            return None
+        return sak[0]
+
+    def _release(self) -> None:
+        """Send one byte that is no command (0x00) with the Transmit command and wait for its end:
+        the half-read tag goes back to IDLE (HALT if WUPA woke it from there), so the next WUPA
+        -- ours, or a neighbour's when its antenna sees the tag too -- finds it again.  The timer
+        the transmission started (TAuto) is stopped."""
+        if self._closed:
+            return
+        try:
+            x = self._xfer
+            x([_W(chip_regs.COMMAND), chip_regs.CMD_IDLE])  # IdleIRq is clear: only a command ending sets it
+            if self._fifo_dirty:
+                x([_W(chip_regs.FIFO_LEVEL), 0x80])
+            if self._tx_last_bits:
+                x([_W(chip_regs.BIT_FRAMING), 0x00])
+            x([_W(chip_regs.FIFO_DATA), 0x00])
+            x([_W(chip_regs.COMMAND), chip_regs.CMD_TRANSMIT])
+            self._fifo_dirty = self._armed = False
+            for _ in range(self._max_polls(1, 0)):
+                if x([_R(chip_regs.COMM_IRQ), 0])[1] & chip_regs.IRQ_IDLE:
+                    break
+            else:
+                raise ReaderFault(self._fault_text("its transmission never ended"))
+            x([_W(chip_regs.CONTROL), 0x80])                 # TStopNow
+        except OSError as exc:
+            log.debug("reader %s: release frame not sent: %s", self.name, exc)
+
+    def _max_polls(self, nbytes: int, rx_bytes: int = 18) -> int:
+        budget = (chip_regs.frame_bits(nbytes, 0) + chip_regs.frame_bits(rx_bytes)) * chip_regs.BIT_S \
+            + self.timeout_s + 2 * chip_regs.FDT_S
+        return math.ceil(budget * self.spd / 16) + 8
+
+    def _transceive(self, data: bytes, last_bits: int = 0, expect: int = 0, rx_align: int = 0,
+                    collisions: bool = False):
+        """Send one frame; the ``expect``-byte answer, or None (no answer in time, error, other length).
+
+        ``collisions=True``: return ``(bytes, None)``, or ``(bytes, CollPos)`` when several tags
+        answered.  After an answer the chip stays in Transceive ("armed"): the next frame needs
+        only the FIFO and StartSend.  The FIFO is flushed only when something was left in it.
+        """
+        x = self._xfer
+        framing = (rx_align << 4) | last_bits
+        if not self._armed:
+            x([_W(chip_regs.COMMAND), chip_regs.CMD_IDLE])
+        x([_W(chip_regs.COMM_IRQ), 0x7F])                   # clear every IRQ bit
+        if self._fifo_dirty:
+            x([_W(chip_regs.FIFO_LEVEL), 0x80])             # flush
+        x([_W(chip_regs.FIFO_DATA), *data])
+        x([_W(chip_regs.BIT_FRAMING), framing])             # StartSend still set from the last frame
+        if not self._armed:
+            x([_W(chip_regs.COMMAND), chip_regs.CMD_TRANSCEIVE])
+        x([_W(chip_regs.BIT_FRAMING), 0x80 | framing])      # StartSend
+        self._tx_last_bits = last_bits
+        self._armed = self._fifo_dirty = False
+        for _ in range(self._max_polls(len(data), expect)):
+            irq = x([_R(chip_regs.COMM_IRQ), 0])[1]
+            if irq & (chip_regs.IRQ_RX | chip_regs.IRQ_IDLE | chip_regs.IRQ_ERR):
+                break
+            if irq & chip_regs.IRQ_TIMER:
+                return None                                  # nobody answered in time
+        else:
+            raise ReaderFault(self._fault_text("no IRQ from the chip"))
+        if irq & chip_regs.IRQ_ERR:
+            self._fifo_dirty = True
+            error, coll, level = x([_R(chip_regs.ERROR), _R(chip_regs.COLL), _R(chip_regs.FIFO_LEVEL), 0])[1:]
+            if error & chip_regs.ERR_COLL and not error & ~chip_regs.ERR_COLL & 0x17:
+                if not collisions:
+                    return None
+                if coll & 0x20 or not 0 < (level & 0x7F) <= 5:
+                    return None                              # CollPosNotValid
+                fifo = bytes(x([_R(chip_regs.FIFO_DATA)] * (level & 0x7F) + [0])[1:])
+                self._fifo_dirty = False
+                return fifo, (coll & 0x1F) or 32
+            log.debug("reader %s: receive error 0x%02X", self.name, error)
+            return None
+        out = x([_R(chip_regs.FIFO_LEVEL)] + [_R(chip_regs.FIFO_DATA)] * expect + [0])
+        level = out[1] & 0x7F
+        if level != expect:
+            self._fifo_dirty = True
+            return None
+        self._armed = bool(irq & chip_regs.IRQ_RX)
+        answer = bytes(out[2:2 + expect])
+        return (answer, None) if collisions else answer
+
+    def _xfer(self, data: list[int]) -> list[int]:
+        if self._closed:
+            raise HardwareError(f"reader {self.name} is closed")
+        return self._spi.xfer2(data)
+
+    def _fault_text(self, what: str) -> str:
+        return (f"RC522 reader {self.name} (reset GPIO{self.pin_rst}) does not answer ({what}): "
+                "check its wiring and 3.3 V supply")
+
+
+__all__ = ["Reader", "ReaderFault", "RealBackend", "FakeBackend", "SpiBackend", "default_backend", "load_driver",
+           "VERSIONS_OK", "DEFAULT_TIMEOUT_S"]

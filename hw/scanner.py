@@ -1,0 +1,229 @@
+"""Presence scanning: poll every reader in turn and turn raw reads into table events.
+
+:class:`PresenceTracker` is the pure state machine (no SPI, no clock): it takes
+``(reader_index, uid_or_None, now)`` observations and returns the
+``placed``/``removed`` :class:`~controller.events.TableEvent` objects of
+FORMATS.md:
+
+- *placed* once a reader has read the same UID in two consecutive polls
+  (``confirm``), the UID is not placed anywhere else, and no other reader has
+  seen it within ``absent_ms`` -- a UID seen by two readers (neighbouring
+  antennas cross-talk) is held back until it settles on one;
+- *removed* once a placed UID has gone unseen by its reader for ``absent_ms``.
+
+:class:`Scanner` drives :class:`hw.rc522.Reader` objects with it.  A reader
+that stops answering (VersionReg not 0x91/0x92) is reported through logging
+and ``on_fault(zone, False)``, hard-reset, and retried with back-off while the
+others keep scanning; its placed cards are frozen meanwhile, and
+``on_fault(zone, True)`` says when it is back.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Protocol, Sequence
+
+from controller.errors import ConfigError, HardwareError
+from controller.events import TableEvent, normalise_uid, placed, removed
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ABSENT_MS = 300
+IDLE_WAIT_S = 0.01
+FaultSink = Callable[[str, bool], None]
+
+
+class PresenceTracker:
+    """Debounce, cross-talk and absence logic over raw reads of ``zones`` (one per reader)."""
+
+    def __init__(self, zones: Sequence[str], absent_ms: float = DEFAULT_ABSENT_MS, confirm: int = 2):
+        if len(set(zones)) != len(zones):
+            raise ConfigError(f"a zone is given to two readers: {', '.join(zones)}", key="zone")
+        if absent_ms <= 0:
+            raise ConfigError(f"absent_ms must be > 0, got {absent_ms}", key="absent_ms")
+        if confirm < 1:
+            raise ConfigError(f"confirm must be >= 1, got {confirm}", key="confirm")
+        self.zones = tuple(zones)
+        self.absent_s = absent_ms / 1000.0
+        self.confirm = confirm
+        self._streak: list[tuple[str | None, int]] = [(None, 0)] * len(self.zones)
+        self._seen: dict[str, dict[int, float]] = {}      # uid -> reader -> last time read
+        self._where: dict[str, int] = {}                  # placed uid -> reader
+        self._held: set[str] = set()                      # uids held back (logged once)
+
+    def present(self) -> dict[str, set[str]]:
+        """The placed UIDs of each zone."""
+        out: dict[str, set[str]] = {zone: set() for zone in self.zones}
+        for uid, index in self._where.items():
+            out[self.zones[index]].add(uid)
+        return out
+
+    def observe(self, index: int, uid: str | None, now: float) -> list[TableEvent]:
+        """Reader ``index`` read ``uid`` (None: nothing) at ``now`` seconds; the events it causes."""
+        events: list[TableEvent] = []
+        if uid is not None:
+            uid = normalise_uid(uid)
+            self._seen.setdefault(uid, {})[index] = now
+            last, count = self._streak[index]
+            self._streak[index] = (uid, count + 1 if last == uid else 1)
+        else:
+            self._streak[index] = (None, 0)
+        for gone in [u for u, i in self._where.items() if i == index and u != uid]:
+            if now - self._seen.get(gone, {}).get(index, now) >= self.absent_s:
+                del self._where[gone]
+                events.append(removed(now, self.zones[index], uid=gone))
+        self._forget_old(now)
+        if uid is not None and uid not in self._where and self._streak[index][1] >= self.confirm:
+            others = [j for j, t in self._seen[uid].items() if j != index and now - t < self.absent_s]
+            if others:
+                if uid not in self._held:
+                    self._held.add(uid)
+                    log.info("tag %s seen by %s and %s: held back until it settles on one", uid,
+                             self.zones[index], ", ".join(self.zones[j] for j in others))
+            else:
+                self._held.discard(uid)
+                self._where[uid] = index
+                events.append(placed(now, self.zones[index], uid=uid))
+        return events
+
+    def resume(self, index: int, now: float) -> None:
+        """Reader ``index`` is back after a fault: its placed cards count as seen ``now``."""
+        self._streak[index] = (None, 0)
+        for uid, i in self._where.items():
+            if i == index:
+                self._seen.setdefault(uid, {})[index] = now
+
+    def _forget_old(self, now: float) -> None:
+        for uid in list(self._seen):
+            sightings = self._seen[uid]
+            for j in [j for j, t in sightings.items() if now - t >= self.absent_s
+                      and self._where.get(uid) != j]:
+                del sightings[j]
+            if not sightings:
+                del self._seen[uid]
+                self._held.discard(uid)
+
+
+class UidReader(Protocol):
+    """What the scanner needs of a reader (:class:`hw.rc522.Reader` has it)."""
+
+    name: str
+
+    def read_uid(self) -> str | None: ...
+    def alive(self) -> bool: ...
+    def reset(self) -> None: ...
+
+
+@dataclass
+class _Health:
+    ok: bool = True
+    next_try: float = 0.0
+    backoff: float = 0.0
+
+
+class Scanner:
+    """Polls ``readers`` (``(zone, reader)`` pairs) in turn; ``clock()`` is session seconds (event ``t``).
+
+    Faults: ``on_fault(zone, False)`` when a reader stops answering, ``(zone, True)`` when it
+    is back; a dead reader is reset and retried after ``retry_s``, doubling up to ``max_retry_s``.
+    """
+
+    def __init__(self, readers: Sequence[tuple[str, UidReader]], absent_ms: float = DEFAULT_ABSENT_MS,
+                 clock: Callable[[], float] = time.monotonic, *, on_fault: FaultSink | None = None,
+                 confirm: int = 2, retry_s: float = 0.1, max_retry_s: float = 5.0):
+        self.readers = list(readers)
+        self.tracker = PresenceTracker([zone for zone, _ in self.readers], absent_ms, confirm)
+        self.clock = clock
+        self.on_fault = on_fault
+        self.retry_s, self.max_retry_s = retry_s, max_retry_s
+        self._health = [_Health() for _ in self.readers]
+        self.scans = 0
+        self.polled_last = 0                                 # readers polled by the last scan
+
+    @property
+    def zones(self) -> tuple[str, ...]:
+        return self.tracker.zones
+
+    def faulty(self) -> list[str]:
+        """Zones whose reader is out of order now."""
+        return [zone for (zone, _), h in zip(self.readers, self._health) if not h.ok]
+
+    def scan_once(self, stop: threading.Event | None = None) -> list[TableEvent]:
+        """Poll each working reader once (and retry due dead ones); the events, in time order.
+        ``stop``: checked before each reader, so a shutdown does not wait for a whole scan."""
+        events: list[TableEvent] = []
+        polled = 0
+        for index, (zone, reader) in enumerate(self.readers):
+            if stop is not None and stop.is_set():
+                break
+            health = self._health[index]
+            if not health.ok and not self._retry(index):
+                continue
+            try:
+                uid = reader.read_uid()
+                if uid is None and not reader.alive():
+                    raise HardwareError("VersionReg does not read 0x91/0x92")
+            except HardwareError as exc:
+                self._fault(index, exc)
+                continue
+            events.extend(self.tracker.observe(index, uid, self.clock()))
+            polled += 1
+        self.scans += 1
+        self.polled_last = polled
+        return events
+
+    def run(self, sink: Callable[[TableEvent], None], stop: threading.Event, interval_s: float = 0.0) -> None:
+        """Scan until ``stop`` is set, passing every event to ``sink``; ``interval_s`` between scans."""
+        log.info("scanning %d readers: %s", len(self.readers), ", ".join(self.zones))
+        while not stop.is_set():
+            for event in self.scan_once(stop):
+                sink(event)
+            if interval_s > 0:
+                stop.wait(interval_s)
+            elif not self.polled_last:
+                stop.wait(IDLE_WAIT_S)                       # every reader is out: do not spin
+
+    # ----- faults -------------------------------------------------------------------------------
+    def _fault(self, index: int, exc: BaseException) -> None:
+        zone, reader = self.readers[index]
+        health = self._health[index]
+        health.ok = False
+        health.backoff, health.next_try = self.retry_s, 0.0
+        log.warning("reader %s (%s) stopped answering: %s; resetting it", zone,
+                    getattr(reader, "name", "?"), exc)
+        self._report(zone, False)
+        self._retry(index)
+
+    def _retry(self, index: int) -> bool:
+        zone, reader = self.readers[index]
+        health = self._health[index]
+        now = self.clock()
+        if now < health.next_try:
+            return False
+        try:
+            reader.reset()
+            back = reader.alive()
+        except HardwareError as exc:
+            log.debug("reader %s: reset failed: %s", zone, exc)
+            back = False
+        now = self.clock()
+        if back:
+            health.ok, health.next_try = True, 0.0
+            self.tracker.resume(index, now)
+            log.warning("reader %s (%s) answers again", zone, getattr(reader, "name", "?"))
+            self._report(zone, True)
+            return True
+        health.next_try = now + health.backoff
+        log.debug("reader %s still dead; next try in %.1f s", zone, health.backoff)
+        health.backoff = min(health.backoff * 2, self.max_retry_s)
+        return False
+
+    def _report(self, zone: str, ok: bool) -> None:
+        if self.on_fault is not None:
+            self.on_fault(zone, ok)
+
+
+__all__ = ["PresenceTracker", "Scanner", "UidReader", "DEFAULT_ABSENT_MS"]
