@@ -270,3 +270,51 @@ def test_systemd_ready_and_watchdog_pings_from_the_loop(tmp_path):
         server.close()
     assert messages[0].startswith("READY=1")
     assert rc == 0
+
+
+def test_spi_readers_path_gives_the_same_game(tmp_path):
+    """Emulated RC522 chips -> the real mfrc522 driver -> scanner -> tracker: the deal of a direct feed."""
+    import threading
+
+    from hw.rc522 import FakeBackend
+    from hw.rc522_chip import VirtualTag
+
+    from controller.service import TableService
+    from controller.settings import SpiReader, Settings
+    from controller.sim import make_deck
+    from controller.sources import SpiSource
+
+    deck = make_deck(11)
+    game = GameConfig()
+    readers = (SpiReader("seat1", 0, 0, 25), SpiReader("seat2", 0, 1, 24),
+               SpiReader("seat3", 1, 0, 23), SpiReader("prikup", 1, 1, 22))
+    settings = Settings(game=game, backend="spi", spi_readers=readers, spi_absent_ms=60, display="none")
+    backend = FakeBackend()
+    chips = {r.zone: backend.add_chip(r.bus, r.device) for r in readers}
+    events = list(TableSimulator(game, seed=11, deck=deck).deal())
+
+    service = TableService(settings, deck, tmp_path)
+    service.open_session(new=True)
+    source = SpiSource(settings, service.clock, factory=backend.pins(), spi_backend=backend)
+    runner = threading.Thread(target=service.run, args=(source,), daemon=True)
+    runner.start()
+    tags = {}
+    try:
+        for ev in events:
+            field = chips[ev.zone].field
+            if ev.event == "placed":
+                tags[ev.uid] = VirtualTag(bytes.fromhex(ev.uid))
+                field.put(tags[ev.uid])
+            else:
+                field.take(tags[ev.uid])
+            time.sleep(0.03)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (service.tracker.leftover or not service.tracker.records):
+            time.sleep(0.02)
+    finally:
+        service.stop()
+        runner.join(10)
+    direct = DealTracker(game, deck)
+    direct.feed_all(events)
+    assert service.tracker.summary() == direct.summary()
+    assert service.tracker.summary()["deals"][0]["complete"]
