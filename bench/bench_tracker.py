@@ -71,7 +71,7 @@ def main() -> None:
         print(f"\r{done}/{args.deals} deals", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     bare = (bare_before + bare_trigger_cost()) / 2
-    complete = sum(1 for r in tracker.records if r.deal.complete)
+    complete = sum(1 for r in tracker.records if r.complete)
     per_event = busy / events
     print(f"deals replayed:            {complete} complete of {args.deals}")
     print(f"table events:              {events}  ({events / args.deals:.1f} per deal)")
