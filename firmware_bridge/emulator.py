@@ -261,11 +261,7 @@ class HubEmulator:
             thread.join(2.0)
         self._threads.clear()
         with self._lock:
-            if self._transport is not None:
-                self._transport.close()
-                self._transport = None
-            if self.link_path and os.path.lexists(self.link_path):
-                os.unlink(self.link_path)
+            self._drop_transport()
             if self._tmpdir:
                 try:
                     os.rmdir(self._tmpdir)
@@ -410,12 +406,16 @@ class HubEmulator:
     def unplug(self) -> None:
         """Pull the cable: the pty (or TCP server) goes away, the hub loses power."""
         with self._lock:
-            if self._transport is not None:
-                self._transport.close()
-                self._transport = None
-            if self.link_path and os.path.lexists(self.link_path):
-                os.unlink(self.link_path)
+            self._drop_transport()
             log.info("hub emulator unplugged")
+
+    def _drop_transport(self) -> None:
+        """The transport and its stable symlink go away (the lock is held)."""
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+        if self.link_path and os.path.lexists(self.link_path):
+            os.unlink(self.link_path)
 
     def replug(self) -> None:
         """Plug back in: a new pty behind :attr:`link_path` (or the same TCP
