@@ -80,8 +80,8 @@ install -d -m 0755 "$conf_dir"
 if [[ -e $conf_dir/config.toml ]]; then
     say "keeping the existing $conf_dir/config.toml"
 else
-    if [[ -f $repo/controller/examples/config.toml ]]; then
-        install -m 0644 "$repo/controller/examples/config.toml" "$conf_dir/config.toml"
+    if [[ -f $repo/systemd/config.toml ]]; then
+        install -m 0644 "$repo/systemd/config.toml" "$conf_dir/config.toml"
     else
         cat >"$conf_dir/config.toml" <<'TOML'
 # preftable config: see FORMATS.md ("Config file") and RULES.md.

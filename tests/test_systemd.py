@@ -262,3 +262,11 @@ def test_install_script_refuses_non_root(sandbox):
     assert done.returncode != 0
     assert "run as root" in done.stderr
     assert not any(c.startswith(("useradd", "systemctl", "apt-get")) for c in calls)
+
+
+def test_installed_config_skeleton_is_valid():
+    from controller.settings import load_settings
+
+    settings = load_settings(SYSTEMD / "config.toml")
+    assert settings.backend == "hub" and settings.display == "hub"
+    assert settings.hub_zones == ("seat1", "seat2", "seat3", "prikup")
