@@ -44,6 +44,9 @@ class TableService:
         self.log_dir = log_dir
         self.outputs = list(outputs)
         self.buttons = buttons
+        if buttons is not None:
+            from hw.indicators import to_event
+            self._button_event = to_event
         self.notifier = notifier or Notifier()
         self.on_signals = on_signals
         self.queue: queue.Queue = queue.Queue()
@@ -111,8 +114,7 @@ class TableService:
             out.show(ind, now)
 
     def _poll_buttons(self, now: float) -> None:
-        from hw.indicators import to_event
-
+        to_event = self._button_event
         for press in self.buttons.poll(now):
             if press.held and press.name == "new_deal":
                 self.queue.put(NEW_PULKA)

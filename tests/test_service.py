@@ -318,3 +318,60 @@ def test_spi_readers_path_gives_the_same_game(tmp_path):
     direct.feed_all(events)
     assert service.tracker.summary() == direct.summary()
     assert service.tracker.summary()["deals"][0]["complete"]
+
+
+def test_gpio_buttons_reach_the_tracker_and_a_held_new_deal_closes_the_pulka(tmp_path):
+    import threading
+
+    from hw.indicators import Buttons
+    from hw.pins import MockFactory
+
+    from controller.events import placed
+    from controller.service import TableService
+    from controller.settings import Settings
+
+    class QuietTable:
+        """No readers: the test lays cards through the service's sink."""
+        def start(self, sink):
+            self.sink = sink
+
+        def stop(self):
+            pass
+
+    factory = MockFactory()
+    pins = {"undo": 20, "new_deal": 21, "confirm": 26}
+    buttons = Buttons(factory, pins, debounce_ms=10, hold_s=0.4)
+    service = TableService(Settings(display="none"), None, tmp_path, buttons=buttons)
+    first = service.open_session(new=True)
+    source = QuietTable()
+    runner = threading.Thread(target=service.run, args=(source,), daemon=True)
+    runner.start()
+
+    def wait(cond, timeout=5.0):
+        deadline = time.monotonic() + timeout
+        while not cond() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return cond()
+
+    try:
+        assert wait(lambda: hasattr(source, "sink"))
+        source.sink(placed(0.5, "prikup", card="7s"))
+        source.sink(placed(0.6, "seat2", card="8s"))
+        assert wait(lambda: service.tracker.deal is not None and len(service.tracker.deal.plays) == 2)
+        factory.fake.press(pins["undo"])
+        time.sleep(0.1)
+        factory.fake.release(pins["undo"])
+        assert wait(lambda: len(service.tracker.deal.plays) == 1)
+        factory.fake.press(pins["new_deal"])              # held: a new pulka
+        assert wait(lambda: service.session.folder != first.folder)
+        factory.fake.release(pins["new_deal"])
+    finally:
+        service.stop()
+        runner.join(5)
+    lines = [json.loads(l) for l in (first.folder / "events.jsonl").read_text().splitlines()]
+    buttons_logged = [l for l in lines if l.get("event") == "button"]
+    assert [b["button"] for b in buttons_logged][:2] == ["undo", "new_deal"]
+    assert all(b["t"] >= 0.6 for b in buttons_logged)    # session time, after the cards
+    summary = json.loads((first.folder / "summary.json").read_text())
+    assert summary["deals"][0]["complete"] is False      # the pressed new_deal abandoned the deal
+    assert (service.session.folder / "events.jsonl").exists()
