@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import logging
 import signal
 import sys
@@ -60,7 +61,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if factory is not None and settings.gpio_buttons:
         from hw.indicators import Buttons
         buttons = Buttons(factory, dict(settings.gpio_buttons), debounce_ms=settings.gpio_debounce_ms)
-    service = TableService(settings, deck, log_dir, buttons=buttons)
+    def print_summary(summary: dict, path: Path) -> None:
+        """FORMATS.md: the end of a session prints its summary JSON."""
+        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    service = TableService(settings, deck, log_dir, buttons=buttons, on_finished=print_summary)
     session = service.open_session(new=args.new)
     link = None
     if settings.backend == "sim":

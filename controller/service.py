@@ -38,7 +38,8 @@ class TableService:
 
     def __init__(self, settings: Settings, deck: Deck | None, log_dir: Path, *,
                  outputs: Sequence = (), buttons=None, notifier: Notifier | None = None,
-                 on_signals: Callable[[TableEvent, list[Signal]], None] | None = None):
+                 on_signals: Callable[[TableEvent, list[Signal]], None] | None = None,
+                 on_finished: Callable[[dict, Path], None] | None = None):
         self.settings = settings
         self.deck = deck
         self.log_dir = log_dir
@@ -49,6 +50,7 @@ class TableService:
             self._button_event = to_event
         self.notifier = notifier or Notifier()
         self.on_signals = on_signals
+        self.on_finished = on_finished
         self.queue: queue.Queue = queue.Queue()
         self.stop_event = threading.Event()
         self.session: SessionLog | None = None
@@ -82,8 +84,11 @@ class TableService:
     def new_pulka(self) -> None:
         """Finish the session (its summary.json) and start a new one."""
         if self.session is not None:
-            path = self.session.finish(self.tracker.summary())
+            summary = self.tracker.summary()
+            path = self.session.finish(summary)
             log.info("pulka closed: %s", path)
+            if self.on_finished is not None:
+                self.on_finished(summary, path)
         self.open_session(new=True)
         self._render(beep_ms=0)
 

@@ -341,7 +341,9 @@ def test_gpio_buttons_reach_the_tracker_and_a_held_new_deal_closes_the_pulka(tmp
     factory = MockFactory()
     pins = {"undo": 20, "new_deal": 21, "confirm": 26}
     buttons = Buttons(factory, pins, debounce_ms=10, hold_s=0.4)
-    service = TableService(Settings(display="none"), None, tmp_path, buttons=buttons)
+    finished = []
+    service = TableService(Settings(display="none"), None, tmp_path, buttons=buttons,
+                           on_finished=lambda summary, path: finished.append((summary, path)))
     first = service.open_session(new=True)
     source = QuietTable()
     runner = threading.Thread(target=service.run, args=(source,), daemon=True)
@@ -374,4 +376,5 @@ def test_gpio_buttons_reach_the_tracker_and_a_held_new_deal_closes_the_pulka(tmp
     assert all(b["t"] >= 0.6 for b in buttons_logged)    # session time, after the cards
     summary = json.loads((first.folder / "summary.json").read_text())
     assert summary["deals"][0]["complete"] is False      # the pressed new_deal abandoned the deal
+    assert finished == [(summary, first.folder / "summary.json")]
     assert (service.session.folder / "events.jsonl").exists()
