@@ -50,9 +50,9 @@ class TableEvent:
 
 
 def normalise_uid(uid: object) -> str:
-    """Upper-case hex UID; raise :class:`EventError` for anything else."""
-    if not isinstance(uid, str) or not uid or len(uid) % 2 or not set(uid) <= _HEX:
-        raise EventError(f"uid must be an even number of hex digits, got {uid!r}")
+    """Upper-case hex UID (FORMATS.md: "UIDs are hex digits"); raise :class:`EventError` otherwise."""
+    if not isinstance(uid, str) or not uid or not set(uid) <= _HEX:
+        raise EventError(f"uid must be hex digits, got {uid!r}")
     return uid.upper()
 
 

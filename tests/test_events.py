@@ -48,6 +48,11 @@ def test_invalid_lines_reported_with_line_numbers_and_skipped():
     assert [n for n, _ in errors] == [1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14]
 
 
+def test_any_hex_uid_is_a_uid():
+    events, errors = run(['{"t": 1, "zone": "seat1", "event": "placed", "uid": "abc"}'])
+    assert not errors and events[0].uid == "ABC"
+
+
 def test_null_fields_count_as_absent():
     events, errors = run(['{"t": 1, "event": "button", "button": "confirm", "zone": null}',
                           '{"t": 2, "zone": "seat1", "event": "placed", "card": "7s", "uid": null}'])
