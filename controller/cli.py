@@ -40,7 +40,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
     def bad_line(number: int, message: str) -> None:
         sys.stderr.write(f"{args.events}:{number}: skipped: {message}\n")
 
-    tracker = replay_file(args.events, config, deck, on_error=bad_line)
+    progress = None
+    if sys.stderr.isatty() and Path(args.events).is_file() and Path(args.events).stat().st_size > 1_000_000:
+        def progress(events: int, deals: int) -> None:
+            sys.stderr.write(f"\rreplaying: {events:,} events, {deals:,} deals")
+            sys.stderr.flush()
+
+    tracker = replay_file(args.events, config, deck, on_error=bad_line, progress=progress)
+    if progress is not None:
+        sys.stderr.write("\n")
     summary = tracker.summary()
     if args.json:
         _print_json(summary)

@@ -36,12 +36,18 @@ def read_event_file(path: str | Path) -> bytes:
 
 
 def replay_file(path: str | Path, config: GameConfig, deck: Deck | None = None,
-                on_error: Callable[[int, str], None] | None = None) -> DealTracker:
-    """Feed every valid table event of ``path`` to a new tracker and return it."""
+                on_error: Callable[[int, str], None] | None = None,
+                progress: Callable[[int, int], None] | None = None) -> DealTracker:
+    """Feed every valid table event of ``path`` to a new tracker and return it.
+
+    ``progress(events_done, deals_done)`` is called every 10,000 events when given.
+    """
     tracker = DealTracker(config, deck)
     lines = decoded_lines(read_event_file(path), on_error)
-    for event in read_events(lines, tracker.zones, on_error):
+    for n, event in enumerate(read_events(lines, tracker.zones, on_error), start=1):
         tracker.feed(event)
+        if progress is not None and n % 10_000 == 0:
+            progress(n, len(tracker.records))
     return tracker
 
 
