@@ -70,3 +70,56 @@ def test_same_state_same_picture():
 def test_hub_rendering_is_printable_ascii():
     assert ascii_text("7\u2660 10\u2665 $*\u00e9") == "7s 10h ???"
     assert HUB_COLOURS[OFF] == "000000"
+
+
+def test_gpio_outputs_drive_the_fake_rpi_gpio():
+    from hw.pins import MockFactory
+
+    from controller.outputs import GpioOutputs
+    from controller.view import Indications
+
+    factory = MockFactory()
+    out = GpioOutputs(factory, {"seat1": 5, "seat2": 6, "seat3": 13}, buzzer=19)
+    out.show(Indications(leds={"seat1": TURN, "seat2": OFF, "seat3": ERROR}, beep_ms=300), now=100.0)
+    fake = factory.fake
+    assert fake.level(5) and not fake.level(6) and fake.level(19)
+    out.tick(100.4)                                   # the buzzer stops, the turn LED stays lit
+    assert fake.level(5) and not fake.level(19)
+    levels = set()
+    for step in range(20):                            # the error pattern flashes
+        out.tick(100.0 + step * 0.05)
+        levels.add(fake.level(13))
+    assert levels == {True, False}
+    out.close()
+
+
+def test_hub_outputs_reach_the_emulated_hub():
+    import time
+
+    from firmware_bridge.emulator import HubEmulator
+    from firmware_bridge.link import HubLink
+
+    from controller.outputs import HubOutputs
+    from controller.view import Indications
+
+    emu = HubEmulator(readers=4)
+    link = HubLink(emu.open_pty(), ["seat1", "seat2", "seat3", "prikup"], lambda e: None)
+    link.start()
+    try:
+        assert link.wait_ready(5)
+        out = HubOutputs(link, ("seat1", "seat2", "seat3"))
+        out.show(Indications(leds={"seat1": OFF, "seat2": TURN, "seat3": WINNER},
+                             lines=("#1 P1 x1 T2", "", "7\u2660 8\u2660", "turn: P2"), beep_ms=0), 0.0)
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and (len(emu.leds) < 3 or len(emu.text_rows) < 4):
+            time.sleep(0.02)
+        assert emu.leds == {0: "000000", 1: HUB_COLOURS[TURN], 2: HUB_COLOURS[WINNER]}
+        assert emu.text_rows[2] == "7s 8s" and emu.text_rows[0] == "#1 P1 x1 T2"
+        sent = len(emu.received)
+        out.show(Indications(leds={"seat1": OFF, "seat2": TURN, "seat3": WINNER},
+                             lines=("#1 P1 x1 T2", "", "7\u2660 8\u2660", "turn: P2")), 0.1)
+        time.sleep(0.2)
+        assert len([f for f in emu.received[sent:] if f.verb in ("LED", "TEXT")]) == 0   # nothing changed
+    finally:
+        link.stop()
+        emu.close()
