@@ -91,10 +91,6 @@ class Deal:
         return self._order[len(self.current)]
 
     @property
-    def leader(self) -> str | None:
-        return None if self.finished else self._order[0]
-
-    @property
     def finished(self) -> bool:
         return len(self.tricks) == self.total_tricks
 

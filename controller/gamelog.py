@@ -265,10 +265,6 @@ class SessionLog:
             log.warning("%s: cannot write (%s); a resume will replay more events",
                         self.checkpoints_path, exc.strerror)
 
-    def sync(self) -> None:
-        if self._fh is not None:
-            os.fsync(self._fh.fileno())
-
     def finish(self, summary: dict) -> Path:
         """Mark the session finished by writing its ``summary.json``."""
         self.close()

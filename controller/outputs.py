@@ -106,11 +106,6 @@ class HubOutputs:
         if ind.beep_ms:
             self.link.beep(ind.beep_ms)
 
-    def resend(self) -> None:
-        """Forget what was sent (the hub rebooted): the next show sends everything."""
-        self._leds.clear()
-        self._rows.clear()
-
     def tick(self, now: float) -> None:
         pass
 

@@ -23,7 +23,8 @@ from .events import TableEvent
 from .gamelog import SessionLog
 from .sdnotify import Notifier
 from .settings import Settings
-from .sources import SessionClock
+from .outputs import Output
+from .sources import EventSource, SessionClock
 from .tracker import DealTracker, Signal
 from .view import Indications, indications
 
@@ -37,7 +38,7 @@ class TableService:
     """Wires one source, the tracker, the outputs and the game log together."""
 
     def __init__(self, settings: Settings, deck: Deck | None, log_dir: Path, *,
-                 outputs: Sequence = (), buttons=None, notifier: Notifier | None = None,
+                 outputs: Sequence[Output] = (), buttons=None, notifier: Notifier | None = None,
                  on_signals: Callable[[TableEvent, list[Signal]], None] | None = None,
                  on_finished: Callable[[dict, Path], None] | None = None):
         self.settings = settings
@@ -128,7 +129,7 @@ class TableService:
             if event is not None:
                 self.queue.put(replace(event, t=self.clock()))
 
-    def run(self, source, *, tick_s: float = 0.02, until: Callable[[], bool] | None = None) -> None:
+    def run(self, source: EventSource, *, tick_s: float = 0.02, until: Callable[[], bool] | None = None) -> None:
         """Run until :meth:`stop` (or ``until()`` is true), then flush and close."""
         if self.session is None:
             self.open_session()

@@ -17,7 +17,7 @@ from .cards import DECK, Card, next_seat
 from .config import GameConfig
 from .deal import PRIKUP, Deal
 from .deck import Deck
-from .events import BUTTON, PLACED, REMOVED, TableEvent
+from .events import PLACED, REMOVED, TableEvent
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,6 @@ class Noise:
     def demo(cls) -> "Noise":
         return cls(flicker=0.04, repeat=0.02, out_of_turn=0.01, same_card=0.005,
                    unknown_tag=0.002, revoke=0.002)
-
-    @property
-    def clean(self) -> bool:
-        return not any((self.flicker, self.repeat, self.out_of_turn, self.same_card,
-                        self.unknown_tag, self.revoke))
 
 
 class TableSimulator:
@@ -170,9 +165,6 @@ class TableSimulator:
         else:
             self.step = 0
             self.dealer = next_seat(self.dealer, self.players)
-
-    def button(self, name: str) -> TableEvent:
-        return TableEvent(self._tick(), BUTTON, button=name)
 
 
 def make_deck(seed: int = 0) -> Deck:
