@@ -30,10 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from controller.config import GameConfig  # noqa: E402
-from controller.gamelog import SessionLog  # noqa: E402
-from controller.sim import Noise, TableSimulator, make_deck  # noqa: E402
-from controller.tracker import DealTracker  # noqa: E402
+from controller.core.config import GameConfig  # noqa: E402
+from controller.store.gamelog import SessionLog  # noqa: E402
+from controller.app.sim import Noise, TableSimulator, make_deck  # noqa: E402
+from controller.core.tracker import DealTracker  # noqa: E402
 
 ZONES = ["seat1", "seat2", "seat3", "prikup"]
 
@@ -156,10 +156,10 @@ class StampingLink:
 
 def latency(samples: int) -> list[float]:
     from firmware_bridge.emulator import HubEmulator
-    from controller.outputs import HubOutputs
-    from controller.service import TableService
-    from controller.settings import Settings
-    from controller.sources import HubSource
+    from controller.app.outputs import HubOutputs
+    from controller.app.service import TableService
+    from controller.app.settings import Settings
+    from controller.app.sources import HubSource
 
     deck = make_deck(6)
     emu = HubEmulator(readers=4)

@@ -21,9 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from transitions import Machine  # noqa: E402
 
-from controller.config import GameConfig  # noqa: E402
-from controller.sim import Noise, TableSimulator  # noqa: E402
-from controller.tracker import DealTracker  # noqa: E402
+from controller.core.config import GameConfig  # noqa: E402
+from controller.app.sim import Noise, TableSimulator  # noqa: E402
+from controller.core.tracker import DealTracker  # noqa: E402
 
 logging.getLogger("transitions").setLevel(logging.WARNING)
 

@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass
 from typing import Callable
 
-from controller.errors import ProtocolError
+from controller.core.errors import ProtocolError
 
 log = logging.getLogger(__name__)
 

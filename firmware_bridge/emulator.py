@@ -26,9 +26,9 @@ import tomllib
 import tty
 from typing import Iterable, Sequence
 
-from controller.cards import DECK, Card, parse_card, seat_names, zone_names
-from controller.errors import CardError, EventError
-from controller.events import TableEvent, normalise_uid, placed, read_events, removed
+from controller.core.cards import DECK, Card, parse_card, seat_names, zone_names
+from controller.core.errors import CardError, EventError
+from controller.core.events import TableEvent, normalise_uid, placed, read_events, removed
 
 from .codec import PROTO_VERSION, SEQ_MODULO, BadFieldsError, Frame, FrameError, FrameParser, encode
 
@@ -601,7 +601,7 @@ class HubEmulator:
 
     def play(self, events: Iterable, zones: Sequence[str], deck: dict[str, str] | None = None,
              speed: float = 1.0) -> threading.Thread:
-        """Play table events (from :func:`controller.events.read_events`) in a thread:
+        """Play table events (from :func:`controller.core.events.read_events`) in a thread:
         each ``placed``/``removed`` moves its tag on the reader of its zone at
         its ``t`` (divided by ``speed``).  ``card`` events use ``deck`` (card ->
         uid), else a made-up uid per card."""

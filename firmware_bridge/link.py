@@ -4,7 +4,7 @@
 ``/dev/serial/by-id/…``, a pty, ``socket://``, ``loop://``), runs one reader
 thread that does the handshake, keeps a picture of every reader true across
 lost frames, reboots, silences and unplugs, and emits the same
-:class:`~controller.events.TableEvent` objects as the ``hw/`` readers.  Host
+:class:`~controller.core.events.TableEvent` objects as the ``hw/`` readers.  Host
 commands (LED/TEXT/BEEP/CFG) are non-blocking and tracked to ACK/NAK.
 """
 
@@ -21,8 +21,8 @@ from typing import Callable, Sequence
 
 import serial
 
-from controller.errors import LinkError, ProtocolError
-from controller.events import TableEvent, placed, removed
+from controller.core.errors import LinkError, ProtocolError
+from controller.core.events import TableEvent, placed, removed
 
 from .codec import PROTO_VERSION, SEQ_MODULO, Frame, FrameParser, encode
 

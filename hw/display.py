@@ -1,6 +1,6 @@
 """Score display drivers: a serial character LCD and a terminal view.
 
-Both render the four text rows of :attr:`controller.view.Indications.lines`
+Both render the four text rows of :attr:`controller.core.view.Indications.lines`
 (at most 20 characters each, possibly holding the suit symbols ♠♣♦♥); what to
 show is decided elsewhere, a driver only draws it.
 
@@ -41,7 +41,7 @@ from typing import Callable, Protocol, Sequence, TextIO
 
 import serial
 
-from controller.errors import HardwareError
+from controller.core.errors import HardwareError
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class Display(Protocol):
 def fit_rows(lines: Sequence[str], rows: int = ROWS, cols: int = COLS) -> list[str]:
     """The rows to draw: exactly ``rows`` strings of exactly ``cols`` characters.
 
-    ``lines`` may also be a :class:`controller.view.Indications` (its ``lines`` are used).
+    ``lines`` may also be a :class:`controller.core.view.Indications` (its ``lines`` are used).
     """
     lines = getattr(lines, "lines", lines)
     if isinstance(lines, str):

@@ -11,9 +11,9 @@ import logging
 from dataclasses import dataclass
 from typing import Mapping
 
-from controller import events
-from controller.errors import ConfigError
-from controller.view import ERROR, LED_MODES, OFF, TURN, WINNER
+from controller.core import events
+from controller.core.errors import ConfigError
+from controller.core.view import ERROR, LED_MODES, OFF, TURN, WINNER
 
 from .pins import InputPin, OutputPin, PinFactory
 
@@ -61,7 +61,7 @@ def _open_all(factory: PinFactory, pins: Mapping[str, int], opener) -> dict:
 
 
 class SeatLeds:
-    """One single-colour LED per zone (``seat1``...), rendering the LED modes of :mod:`controller.view`.
+    """One single-colour LED per zone (``seat1``...), rendering the LED modes of :mod:`controller.core.view`.
 
     Zones of ``show`` without an LED are ignored; LEDs of zones it leaves out go off.
     """

@@ -2,7 +2,7 @@
 
 A device asks a :class:`PinFactory` for its pins (:meth:`PinFactory.output_pin`,
 :meth:`PinFactory.input_pin`); the factory reserves each pin for its owner, so a
-second device on the same pin gets :class:`controller.errors.PinInUse` naming the
+second device on the same pin gets :class:`controller.core.errors.PinInUse` naming the
 pin and its holder.  :meth:`PinFactory.close` cleans up only the pins this
 factory set up -- never the global ``GPIO.cleanup()``, which would also free the
 pins of other programs and drivers.
@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable, Mapping
 
-from controller.errors import ConfigError, HardwareError, PinInUse, PreftableError
+from controller.core.errors import ConfigError, HardwareError, PinInUse, PreftableError
 
 from .fake_gpio import FakeGPIO
 

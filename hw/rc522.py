@@ -43,7 +43,7 @@ import time
 import types
 from typing import Any, Protocol
 
-from controller.errors import ConfigError, HardwareError
+from controller.core.errors import ConfigError, HardwareError
 
 from . import rc522_chip as chip_regs
 from .pins import MockFactory, PinFactory

@@ -2,7 +2,7 @@
 
 :class:`PresenceTracker` is the pure state machine (no SPI, no clock): it takes
 ``(reader_index, uid_or_None, now)`` observations and returns the
-``placed``/``removed`` :class:`~controller.events.TableEvent` objects of
+``placed``/``removed`` :class:`~controller.core.events.TableEvent` objects of
 FORMATS.md:
 
 - *placed* once a reader has read the same UID in two consecutive polls
@@ -26,8 +26,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
-from controller.errors import ConfigError, HardwareError
-from controller.events import TableEvent, normalise_uid, placed, removed
+from controller.core.errors import ConfigError, HardwareError
+from controller.core.events import TableEvent, normalise_uid, placed, removed
 
 log = logging.getLogger(__name__)
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from controller.config import GameConfig, Rules, Table
-from controller.events import BUTTON, PLACED, REMOVED, TableEvent
-from controller.cards import parse_card
-from controller.tracker import DealTracker
+from controller.core.config import GameConfig, Rules, Table
+from controller.core.events import BUTTON, PLACED, REMOVED, TableEvent
+from controller.core.cards import parse_card
+from controller.core.tracker import DealTracker
 
 
 def config(players: int = 3, first_dealer: str = "seat1", **rules) -> GameConfig:

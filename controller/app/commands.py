@@ -1,0 +1,151 @@
+"""The service's subcommands: run, demo, report, enroll, doctor, hub-emulator.
+
+Each registers a subparser; the handler imports the service, hub or hardware
+code only when the command runs, so ``preftable replay`` stays light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import signal
+import sys
+import zlib
+from pathlib import Path
+
+log = logging.getLogger("preftable")
+
+
+# --- run ------------------------------------------------------------------------------
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from ..core.deck import load_deck
+    from .service import TableService
+    from .settings import load_settings
+    from .outputs import build_outputs
+    from .sources import HubSource, SimSource, SpiSource, pin_factory
+
+    settings = load_settings(args.config)
+    deck = load_deck(args.deck) if args.deck else None
+    if deck is None and settings.backend != "sim":
+        log.warning("no deck file given (--deck): every tag will be an unknown tag")
+    log_dir = Path(args.log_dir or settings.log_dir)
+    factory = pin_factory(settings)
+    buttons = None
+    if factory is not None and settings.gpio_buttons:
+        from hw.indicators import Buttons
+        buttons = Buttons(factory, dict(settings.gpio_buttons), debounce_ms=settings.gpio_debounce_ms)
+    def print_summary(summary: dict, path: Path) -> None:
+        """FORMATS.md: the end of a session prints its summary JSON."""
+        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    service = TableService(settings, deck, log_dir, buttons=buttons, on_finished=print_summary)
+    session = service.open_session(new=args.new)
+    link = None
+    if settings.backend == "sim":
+        # a simulated game must continue identically after a restart: seed it from the session
+        seed = settings.sim_seed if settings.sim_seed is not None else zlib.crc32(session.folder.name.encode())
+        source = SimSource(dataclasses.replace(settings, sim_seed=seed), service.tracker.deck,
+                           skip=service.replayed)
+    elif settings.backend == "hub":
+        source = HubSource(settings, service.clock)
+        link = source.link
+    else:
+        source = SpiSource(settings, service.clock, factory=factory)
+    service.outputs = build_outputs(settings, link=link, factory=factory)
+
+    def on_term(signum, frame):
+        log.info("signal %d: flushing the game log and stopping", signum)
+        service.stop()
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    log.info("session %s (%s readers)", session.folder, settings.backend)
+    service.run(source)
+    return 0
+
+
+def add_run(sub) -> None:
+    p = sub.add_parser("run", help="run the table (readers, tracker, LEDs, display, game log)")
+    p.add_argument("--config", help="config file (TOML); a simulated 3-player table when omitted")
+    p.add_argument("--deck", help="deck file (TOML) resolving tag UIDs to cards")
+    p.add_argument("--log-dir", help="game log folder (default: [log] dir of the config, else ./logs)")
+    p.add_argument("--new", action="store_true", help="start a new pulka instead of resuming")
+    p.set_defaults(func=cmd_run)
+
+
+# --- report -----------------------------------------------------------------------------
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ..core.errors import LogError
+    from ..store.gamelog import SessionLog
+    from .report import write_report
+    from .textview import settlement_text
+
+    folder = Path(args.session_dir)
+    if not (folder / "events.jsonl").is_file():
+        raise LogError(f"{folder}: not a session folder (no events.jsonl)")
+    session = SessionLog(folder)
+    game = session.game_config()
+    tracker, _ = session.replay(game)
+    summary = tracker.report_summary()
+    out_dir = Path(args.output) if args.output else folder
+    paths = write_report(summary, out_dir, names=dict(game.table.names), rules=game.rules)
+    sys.stdout.write(settlement_text(summary["settlement"], game.table.names))
+    for kind, path in paths.items():
+        sys.stdout.write(f"{kind}: {path}\n")
+    return 0
+
+
+def add_report(sub) -> None:
+    p = sub.add_parser("report", help="draw a session's pulka as SVG and HTML, with the settlement")
+    p.add_argument("session_dir", help="a session folder of the game log")
+    p.add_argument("-o", "--output", help="folder for pulka.svg and pulka.html (default: the session folder)")
+    p.set_defaults(func=cmd_report)
+
+
+# --- hub-emulator ------------------------------------------------------------------------
+
+def cmd_hub_emulator(args: argparse.Namespace) -> int:
+    from firmware_bridge.emulator import cli_main
+    return cli_main(list(args.args))
+
+
+def add_hub_emulator(sub) -> None:
+    p = sub.add_parser("hub-emulator", help="an emulated table hub on a pty or TCP port (see --help)",
+                       add_help=False)
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_hub_emulator)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import cmd_demo as run
+    return run(args)
+
+
+def add_demo(sub) -> None:
+    p = sub.add_parser("demo", help="the whole table simulated: emulated hub, simulated players, live view")
+    p.add_argument("--deals", type=int, default=3, help="deals to play (default 3)")
+    p.add_argument("--speed", type=float, default=1.0,
+                   help="play faster (2 = twice as fast; moves stay at least 80 ms apart, as on real readers)")
+    p.add_argument("--seed", type=int, default=2026, help="random seed of the simulated players")
+    p.add_argument("--players", type=int, choices=(3, 4), default=3)
+    p.add_argument("--config", help="take [table] and [rules] from this config file")
+    p.add_argument("--log-dir", default="logs", help="game log folder (default ./logs)")
+    p.set_defaults(func=cmd_demo)
+
+
+def add_enroll(sub) -> None:
+    from .enroll import add_enroll as add
+    add(sub)
+
+
+def add_doctor(sub) -> None:
+    from .doctor import add_doctor as add
+    add(sub)
+
+
+REGISTER: list = [add_run, add_demo, add_enroll, add_report, add_doctor, add_hub_emulator]

@@ -1,0 +1,385 @@
+"""``preftable enroll``: guided enrolment of a deck of tagged cards.
+
+The display asks for each card of :data:`~controller.cards.DECK` in turn
+("place 7♠"); the next tag read becomes that card, unless its UID is already
+in the deck ("already enrolled as 8s", a beep, place another).  The tag must be
+lifted before the next card is asked for, so a tag lying on a reader is never
+enrolled twice.  The deck file is rewritten atomically after every card, so
+an interrupted enrolment resumes with the first missing card.
+
+:class:`Enrolment` is the logic, driven by table events and free of threads
+and I/O; :func:`cmd_enroll` wires a source (sim, hub or SPI readers) to it
+through a queue and renders it on the configured outputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import queue
+import random
+import signal
+import sys
+import textwrap
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from ..core.cards import DECK, Card
+from ..core.deck import Deck, load_deck
+from ..core.errors import ConfigError, DeckError
+from ..core.events import PLACED, REMOVED, TableEvent, placed, removed
+from ..core.view import DISPLAY_COLS, DISPLAY_ROWS, ERROR, TURN, Indications
+
+log = logging.getLogger(__name__)
+
+REFUSAL_BEEP_MS = 300
+EXIT_INTERRUPTED = 130
+
+# Message kinds returned by Enrolment.on_event.
+ENROLLED = "enrolled"     # the tag became the asked-for card
+REFUSED = "refused"       # the tag is already in the deck
+WAIT_LIFT = "wait_lift"   # another tag was placed before the last one was lifted
+LIFTED = "lifted"         # the last enrolled tag was lifted: the next card is asked for
+IGNORED = "ignored"       # a tag on another zone than --zone
+DONE = "done"             # the deck is complete
+
+
+@dataclass(frozen=True)
+class Message:
+    """What one table event did to the enrolment, in a line for the user."""
+
+    kind: str
+    text: str
+    card: Card | None = None
+    uid: str | None = None
+    zone: str | None = None
+
+
+class Enrolment:
+    """The enrolment of one deck, event by event (no threads, no I/O).
+
+    ``deck`` is what is enrolled so far (a partial deck: resume); ``zone``
+    limits the tags taken to one zone (None: any zone).
+    """
+
+    def __init__(self, deck: Deck | None = None, zone: str | None = None):
+        self.cards: dict[str, Card] = dict(deck.cards) if deck is not None else {}
+        self.zone = zone
+        self.resumed_with = len(self.cards)
+        self.lifting: tuple[str, Card] | None = None   # (uid, card) enrolled, not yet lifted
+        self.last: Message | None = None
+        self.alert_zone: str | None = None
+
+    # --- state ------------------------------------------------------------------------
+
+    @property
+    def deck(self) -> Deck:
+        return Deck(dict(self.cards))
+
+    @property
+    def missing(self) -> list[Card]:
+        have = set(self.cards.values())
+        return [c for c in DECK if c not in have]
+
+    @property
+    def next_card(self) -> Card | None:
+        """The card asked for next (None once the deck is complete)."""
+        missing = self.missing
+        return missing[0] if missing else None
+
+    @property
+    def done(self) -> bool:
+        return not self.missing
+
+    @property
+    def progress(self) -> str:
+        return f"{len(self.cards)}/{len(DECK)}"
+
+    # --- events -----------------------------------------------------------------------
+
+    def on_event(self, event: TableEvent) -> list[Message]:
+        """Feed one table event; return what it did (empty: nothing to say)."""
+        if event.uid is None or event.event not in (PLACED, REMOVED) or self.done:
+            return []
+        uid = event.uid.upper()
+        if event.event == REMOVED:
+            if self.lifting is not None and self.lifting[0] == uid:
+                card = self.lifting[1]
+                self.lifting = None
+                self.alert_zone = None
+                nxt = self.next_card
+                return self._say(Message(LIFTED, f"{card} lifted, place {nxt}" if nxt else f"{card} lifted",
+                                         card, uid, event.zone))
+            return []
+        if self.zone is not None and event.zone != self.zone:
+            return self._say(Message(IGNORED, f"tag on {event.zone}: use {self.zone}", None, uid, event.zone))
+        if uid in self.cards:
+            self.alert_zone = event.zone
+            return self._say(Message(REFUSED, f"already enrolled as {self.cards[uid]}",
+                                     self.cards[uid], uid, event.zone))
+        if self.lifting is not None:
+            self.alert_zone = event.zone
+            return self._say(Message(WAIT_LIFT, f"lift {self.lifting[1]} first, then place again",
+                                     None, uid, event.zone))
+        card = self.next_card
+        self.cards[uid] = card
+        self.alert_zone = None
+        out = [Message(ENROLLED, f"{card} = {uid}", card, uid, event.zone)]
+        if self.done:
+            out.append(Message(DONE, "all cards enrolled"))
+        else:
+            self.lifting = (uid, card)
+        return self._say(*out)
+
+    def _say(self, *messages: Message) -> list[Message]:
+        for m in messages:
+            log.info("enrol: %s", m.text)
+        self.last = messages[-1]
+        return list(messages)
+
+    # --- what the table shows -----------------------------------------------------------
+
+    def indications(self, beep_ms: int = 0) -> Indications:
+        """Row 0 the request, row 1 the progress, rows 2-3 the last message."""
+        if self.done:
+            head = "deck complete"
+        elif self.lifting is not None:
+            head = f"lift {self.lifting[1].pretty}"
+        else:
+            head = f"place {self.next_card.pretty}"
+        progress = self.progress + (f" on {self.zone}" if self.zone else "")
+        tail = textwrap.wrap(self.last.text, DISPLAY_COLS) if self.last else []
+        lines = [head, progress] + tail[:DISPLAY_ROWS - 2]
+        lines = [line[:DISPLAY_COLS] for line in lines] + [""] * (DISPLAY_ROWS - len(lines))
+        leds: dict[str, str] = {}
+        if self.zone is not None and not self.done:
+            leds[self.zone] = TURN
+        if self.alert_zone is not None:
+            leds[self.alert_zone] = ERROR
+        return Indications(leds=leds, lines=tuple(lines), beep_ms=beep_ms)
+
+
+# --- a simulated helper for the sim backend --------------------------------------------
+
+class EnrolSimSource:
+    """A simulated helper laying fresh tags (``04`` + 6 random bytes) one at a time,
+    each lifted after being read; now and then it lays an already enrolled one
+    again (to show the refusal).  Deterministic for a seed; runs until stopped."""
+
+    def __init__(self, zones: Sequence[str], *, seed: int | None = None, speed: float = 1.0,
+                 known: Iterable[str] = (), repeat: float = 0.15, step_s: float = 0.5,
+                 clock: Callable[[], float] = time.monotonic):
+        self.zones = tuple(zones)
+        self.rng = random.Random(seed)
+        self.delay = step_s / speed
+        self.known = [u.upper() for u in known]
+        self.repeat = repeat
+        self.clock = clock
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def events(self):
+        """The helper's table events, forever (timestamps added when sent)."""
+        while True:
+            zone = self.rng.choice(self.zones)
+            if self.known and self.rng.random() < self.repeat:
+                uid = self.rng.choice(self.known)
+            else:
+                uid = "04" + "".join(f"{self.rng.randrange(256):02X}" for _ in range(6))
+                self.known.append(uid)
+            yield PLACED, zone, uid
+            yield REMOVED, zone, uid
+
+    def start(self, sink: Callable[[TableEvent], None]) -> None:
+        def run() -> None:
+            for kind, zone, uid in self.events():
+                if self._stop.wait(self.delay):
+                    return
+                make = placed if kind == PLACED else removed
+                sink(make(self.clock(), zone, uid=uid))
+
+        self._thread = threading.Thread(target=run, name="enrol helper", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+
+
+# --- the command --------------------------------------------------------------------------
+
+def save_deck(path: Path, deck: Deck) -> None:
+    """Write the (possibly partial) deck atomically; DeckError if it cannot be written."""
+    from ..store.gamelog import write_atomic
+
+    try:
+        write_atomic(path, deck.to_toml().encode("utf-8"))
+    except OSError as exc:
+        raise DeckError(f"{path}: cannot write the deck file: {exc.strerror or exc}") from None
+
+
+def load_partial(path: Path) -> Deck:
+    """The deck enrolled so far: empty when the file does not exist yet."""
+    if not path.exists():
+        return Deck({})
+    return load_deck(path, complete=False)
+
+
+def make_source(settings, zone: str | None, known: Iterable[str], clock, factory=None):
+    """The event source of the configured backend (and the hub link, if any)."""
+    from .sources import HubSource, SpiSource
+
+    if settings.backend == "hub":
+        source = HubSource(settings, clock)
+        return source, source.link
+    if settings.backend == "spi":
+        return SpiSource(settings, clock, factory=factory), None
+    zones = (zone,) if zone else settings.game.table.seats
+    return EnrolSimSource(zones, seed=settings.sim_seed, speed=settings.sim_speed, known=known,
+                          clock=clock), None
+
+
+class EnrolRun:
+    """One run of the command: source -> queue -> :class:`Enrolment` -> outputs and deck file."""
+
+    def __init__(self, path: Path, enrolment: Enrolment, source, outputs: Sequence = (),
+                 tick_s: float = 0.05):
+        self.path = path
+        self.enrolment = enrolment
+        self.source = source
+        self.outputs = list(outputs)
+        self.tick_s = tick_s
+        self.queue: queue.Queue = queue.Queue()
+        self.stop_event = threading.Event()
+        self.on_message: Callable[[Message], object] | None = None
+
+    def _show(self, ind: Indications) -> None:
+        now = time.monotonic()
+        for out in self.outputs:
+            out.show(ind, now)
+
+    def run(self) -> bool:
+        """Enrol until the deck is complete (True) or :meth:`stop` (False)."""
+        enrolment = self.enrolment
+        self.source.start(self.queue.put)
+        try:
+            self._show(enrolment.indications())
+            while not enrolment.done and not self.stop_event.is_set():
+                try:
+                    event = self.queue.get(timeout=self.tick_s)
+                except queue.Empty:
+                    event = None
+                if event is not None:
+                    messages = enrolment.on_event(event)
+                    if any(m.kind == ENROLLED for m in messages):
+                        save_deck(self.path, enrolment.deck)
+                    if self.on_message is not None:
+                        for m in messages:
+                            self.on_message(m)
+                    beep = REFUSAL_BEEP_MS if any(m.kind in (REFUSED, WAIT_LIFT) for m in messages) else 0
+                    if messages:
+                        self._show(enrolment.indications(beep))
+                now = time.monotonic()
+                # again without the beep: an output that was not ready (the hub) catches up
+                self._show(enrolment.indications())
+                for out in self.outputs:
+                    out.tick(now)
+        finally:
+            self.source.stop()
+        return enrolment.done
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def close(self) -> None:
+        for out in self.outputs:
+            try:
+                out.close()
+            except OSError as exc:
+                log.warning("closing an output: %s", exc)
+
+
+def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
+    """``preftable enroll``; ``stream`` replaces standard output (tests)."""
+    from .outputs import build_outputs
+    from .sources import pin_factory
+    from .settings import load_settings
+    from .sources import SessionClock
+
+    out = stream or sys.stdout
+    settings = load_settings(args.config)
+    zone = args.zone
+    if zone is not None and zone not in settings.zones:
+        raise ConfigError(f"--zone: must be one of {', '.join(settings.zones)}, got {zone!r}", "zone")
+    path = Path(args.deck)
+    deck = load_partial(path)
+    enrolment = Enrolment(deck, zone)
+    resume = f"run `preftable enroll --deck {path}` again to continue"
+    if enrolment.done:
+        load_deck(path)
+        out.write(f"{path}: deck already complete ({len(DECK)} cards); nothing to enrol\n")
+        return 0
+    if not path.exists():
+        save_deck(path, enrolment.deck)       # fail now, not after the first card, if it cannot be written
+    elif enrolment.resumed_with:
+        out.write(f"{path}: resuming: {enrolment.progress} cards enrolled, next {enrolment.next_card}\n")
+    factory = pin_factory(settings)
+    try:
+        source, link = make_source(settings, zone, enrolment.cards, SessionClock(), factory)
+        outputs = build_outputs(settings, link=link, factory=factory, stream=out)
+    except BaseException:
+        if factory is not None:
+            factory.close()
+        raise
+    runner = EnrolRun(path, enrolment, source, outputs)
+
+    def say(message: Message) -> None:
+        out.write(f"{enrolment.progress} {message.text}\n")
+        out.flush()
+
+    if settings.display != "terminal":        # the display is elsewhere: say it here too, a line each
+        runner.on_message = say
+
+    def on_term(signum, frame):
+        log.info("signal %d: stopping the enrolment", signum)
+        runner.stop()
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    old_term = signal.signal(signal.SIGTERM, on_term) if main_thread else None
+    try:
+        complete = runner.run()
+    except KeyboardInterrupt:
+        save_deck(path, enrolment.deck)       # in case Ctrl-C fell between a card and its save
+        sys.stderr.write(f"preftable: enrolment interrupted: {enrolment.progress} cards saved in {path}; "
+                         f"{resume}\n")
+        return EXIT_INTERRUPTED
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, old_term)
+        runner.close()
+        if factory is not None:
+            factory.close()
+    if not complete:
+        sys.stderr.write(f"preftable: enrolment stopped: {enrolment.progress} cards saved in {path}; {resume}\n")
+        return 0
+    load_deck(path)                           # the file on disk is a valid, complete deck
+    added = len(enrolment.cards) - enrolment.resumed_with
+    out.write(f"{path}: deck complete, {len(DECK)} cards ({added} enrolled now)\n")
+    return 0
+
+
+def add_enroll(sub) -> None:
+    """Register ``preftable enroll`` on the CLI's subparsers."""
+    p = sub.add_parser("enroll", help="enrol a new deck of tagged cards, card by card (resumable)")
+    p.add_argument("--deck", required=True, help="deck file (TOML) to write; an existing partial one is resumed")
+    p.add_argument("--config", help="config file (TOML); a simulated table when omitted")
+    p.add_argument("--zone", help="take tags only from this zone (seat1, …, prikup); default: any")
+    p.set_defaults(func=cmd_enroll)
+
+
+__all__ = ["Enrolment", "Message", "EnrolSimSource", "EnrolRun", "cmd_enroll", "add_enroll",
+           "save_deck", "load_partial", "ENROLLED", "REFUSED", "WAIT_LIFT", "LIFTED", "IGNORED", "DONE"]

@@ -1,0 +1,309 @@
+"""preftable doctor: each finding kind against a fake /dev, a bad config, the hub's HELLO."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from controller.app import cli
+from controller.app.doctor import FAIL, OK, WARN, Doctor, Finding, Host, diagnose, url_problem
+from firmware_bridge.emulator import HubEmulator
+
+USER_UID, USER_GID, DIALOUT, SPI, GPIO = 4242, 4242, 20, 999, 997
+GROUPS = {USER_GID: "table", DIALOUT: "dialout", SPI: "spi", GPIO: "gpio", 0: "root"}
+
+
+def fake_host(dev: Path, gids=(USER_GID,), members=None, modules=("spidev", "mfrc522", "RPi.GPIO"),
+              uid=USER_UID, **kw) -> Host:
+    """A non-root user 'table' whose groups, group database and modules are chosen by the test."""
+    members = members or {}
+    return Host(dev=dev, uid=uid, gids=frozenset(gids), user="table",
+                group_name=GROUPS.get,
+                group_members=lambda name: members.get(name, ()) if name in GROUPS.values() else None,
+                module_available=lambda name: name in modules, **kw)
+
+
+def device(path: Path, mode: int, gid: int) -> Path:
+    path.write_bytes(b"")
+    os.chown(path, 0, gid)
+    os.chmod(path, mode)
+    return path
+
+
+def write(path: Path, text: str) -> str:
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def levels(findings, needle):
+    return [f.level for f in findings if needle in f.text]
+
+
+@pytest.fixture(autouse=True)
+def open_tmp(tmp_path):
+    """tmp_path is root's here: let the fake user 'table' write in it (log dirs)."""
+    os.chmod(tmp_path, 0o777)
+
+
+@pytest.fixture
+def spi_config(tmp_path):
+    (tmp_path / "logs").mkdir(mode=0o777)
+    os.chmod(tmp_path / "logs", 0o777)
+    return write(tmp_path / "spi.toml", f"""
+[readers]
+backend = "spi"
+[spi]
+readers = [ {{ zone = "seat1", bus = 0, device = 0, reset_pin = 25 }},
+            {{ zone = "prikup", bus = 1, device = 0, reset_pin = 24 }} ]
+[gpio]
+factory = "rpigpio"
+leds = {{ seat1 = 5 }}
+[log]
+dir = "{tmp_path / 'logs'}"
+""")
+
+
+def test_finding_lines():
+    assert Finding(OK, "config a.toml").line() == "ok   config a.toml"
+    assert Finding(WARN, "no deck", "pass --deck").line() == "warn no deck — fix: pass --deck"
+    assert Finding(FAIL, "gone", "plug it").line() == "FAIL gone — fix: plug it"
+
+
+def test_spi_all_ok_with_groups(tmp_path, spi_config):
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    device(dev / "spidev0.0", 0o660, SPI)
+    device(dev / "spidev1.0", 0o660, SPI)
+    device(dev / "gpiomem", 0o660, GPIO)
+    findings = diagnose(spi_config, None, fake_host(dev, gids=(USER_GID, SPI, GPIO)))
+    lines = [f.line() for f in findings]
+    assert not [f for f in findings if f.level == FAIL], lines
+    assert levels(findings, "SPI reader seat1") == [OK]
+    assert levels(findings, "SPI reader prikup") == [OK]
+    assert levels(findings, "GPIO /") == [OK]
+    assert levels(findings, "module RPi.GPIO") == [OK]
+    assert levels(findings, "group spi") == [OK]
+    assert levels(findings, "group gpio") == [OK]
+    assert levels(findings, "no deck file") == [WARN]        # spi without --deck: a warning only
+
+
+def test_spi_missing_devices_say_how_to_enable(tmp_path, spi_config):
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    device(dev / "gpiomem", 0o660, GPIO)
+    findings = diagnose(spi_config, None, fake_host(dev, gids=(USER_GID, GPIO)))
+    bus0 = next(f for f in findings if "spidev0.0" in f.text)
+    bus1 = next(f for f in findings if "spidev1.0" in f.text)
+    assert bus0.level == FAIL and "no such device" in bus0.text and "raspi-config" in bus0.fix
+    assert bus1.level == FAIL and "dtoverlay=spi1-3cs" in bus1.fix
+    assert bus1.line().startswith("FAIL ") and " — fix: " in bus1.line()
+
+
+def test_permission_denied_names_the_group(tmp_path, spi_config):
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    device(dev / "spidev0.0", 0o660, SPI)
+    device(dev / "spidev1.0", 0o660, SPI)
+    device(dev / "gpiomem", 0o600, 0)          # root only: the conventional group is advised
+    findings = diagnose(spi_config, None, fake_host(dev))
+    spi = next(f for f in findings if "spidev0.0" in f.text)
+    assert spi.level == FAIL and "permission denied" in spi.text
+    assert "usermod -aG spi table" in spi.fix
+    gpio = next(f for f in findings if "gpiomem" in f.text)
+    assert gpio.level == FAIL and "'gpio' group" in gpio.fix
+    group = next(f for f in findings if "not in group spi" in f.text)
+    assert group.level == FAIL and "log in again" in group.fix
+
+
+def test_group_added_but_not_logged_in_again_is_a_warning(tmp_path, spi_config):
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    for name in ("spidev0.0", "spidev1.0"):
+        device(dev / name, 0o666, SPI)          # usable by anyone
+    device(dev / "gpiomem", 0o660, GPIO)
+    findings = diagnose(spi_config, None, fake_host(dev, gids=(USER_GID, GPIO), members={"spi": ("table",)}))
+    spi = [f for f in findings if "group spi" in f.text]
+    assert [f.level for f in spi] == [WARN] and "log out and in" in spi[0].fix
+
+
+def test_missing_modules_say_pip_install(tmp_path, spi_config):
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    for name in ("spidev0.0", "spidev1.0"):
+        device(dev / name, 0o660, SPI)
+    device(dev / "gpiomem", 0o660, GPIO)
+    findings = diagnose(spi_config, None, fake_host(dev, gids=(USER_GID, SPI, GPIO), modules=("mfrc522",)))
+    bad = [f for f in findings if f.level == FAIL]
+    assert {f.text.split()[2] for f in bad} == {"spidev", "RPi.GPIO"}
+    assert all(f.fix == "pip install 'preftable[pi]'" for f in bad)
+
+
+def test_auto_factory_without_gpiomem_warns(tmp_path):
+    cfg = write(tmp_path / "c.toml", '[gpio]\nleds = { seat1 = 5 }\n[log]\ndir = "%s"\n' % tmp_path)
+    findings = diagnose(cfg, None, fake_host(tmp_path / "nodev", modules=()))
+    assert levels(findings, "gpiomem") == [WARN]
+    assert not [f for f in findings if f.level == FAIL]     # RPi.GPIO is not needed: the pins are simulated
+
+
+def test_module_lookup_does_not_import(tmp_path, monkeypatch):
+    import sys
+
+    from controller.app.doctor import _module_available
+    pkg = tmp_path / "fakerpi_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(f"open({str(tmp_path / 'imported')!r}, 'w').close()\n")
+    (pkg / "GPIO.py").write_text("raise RuntimeError('imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _module_available("fakerpi_pkg.GPIO")
+    assert not _module_available("fakerpi_pkg.SPI")
+    assert not _module_available("no_such_package_xyz.GPIO")
+    assert not (tmp_path / "imported").exists() and "fakerpi_pkg" not in sys.modules
+
+
+def test_bad_config_gives_one_fail_naming_the_key(tmp_path):
+    cfg = write(tmp_path / "bad.toml", '[hub]\nbaudrate = "fast"\n')
+    findings = diagnose(cfg, None, fake_host(tmp_path))
+    assert len(findings) == 1
+    assert findings[0].level == FAIL and "hub.baudrate" in findings[0].text and "hub.baudrate" in findings[0].fix
+
+
+def test_unknown_key_and_missing_config(tmp_path):
+    cfg = write(tmp_path / "bad.toml", '[display]\ncolour = "red"\n')
+    [finding] = diagnose(cfg, None, fake_host(tmp_path))
+    assert finding.level == FAIL and "display.colour" in finding.text
+    [finding] = diagnose(str(tmp_path / "nope.toml"), None, fake_host(tmp_path))
+    assert finding.level == FAIL and "no such config file" in finding.text and "--config" in finding.fix
+
+
+def test_deck_findings(tmp_path):
+    from controller.core.cards import DECK
+    full = write(tmp_path / "full.toml", "[cards]\n" + "".join(f'"04{i:012X}" = "{c}"\n' for i, c in enumerate(DECK)))
+    part = write(tmp_path / "part.toml", '[cards]\n"0401" = "7s"\n')
+    dup = write(tmp_path / "dup.toml", '[cards]\n"0401" = "7s"\n"0402" = "7s"\n')
+    host = fake_host(tmp_path)
+    assert levels(diagnose(None, full, host), "deck") == [OK]
+    [partial] = [f for f in diagnose(None, part, host) if "deck" in f.text]
+    assert partial.level == FAIL and "missing" in partial.text and "preftable enroll --deck" in partial.fix
+    [twice] = [f for f in diagnose(None, dup, host) if "deck" in f.text]
+    assert twice.level == FAIL and "7s given twice" in twice.text
+    [gone] = [f for f in diagnose(None, str(tmp_path / "none.toml"), host) if "deck" in f.text]
+    assert gone.level == FAIL and "no such deck file" in gone.text
+
+
+def test_log_dir_findings(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    os.chmod(locked, 0o755)                     # root's; the user 'table' may not write
+    host = fake_host(tmp_path)
+    for log_dir, level, needle in ((locked, FAIL, "not writable"), (locked / "a" / "b", FAIL, "cannot be created"),
+                                   (tmp_path / "new", OK, "will be created")):
+        cfg = write(tmp_path / "c.toml", f'[log]\ndir = "{log_dir}"\n')
+        [finding] = [f for f in diagnose(cfg, None, host) if "log dir" in f.text]
+        assert finding.level == level and needle in finding.text, finding.line()
+    file_dir = tmp_path / "afile"
+    file_dir.write_text("")
+    cfg = write(tmp_path / "c.toml", f'[log]\ndir = "{file_dir}"\n')
+    [finding] = [f for f in diagnose(cfg, None, host) if "log dir" in f.text]
+    assert finding.level == FAIL and "not a folder" in finding.text
+
+
+def test_hub_port_missing_gives_the_fix(tmp_path):
+    cfg = write(tmp_path / "c.toml", f'[readers]\nbackend = "hub"\n[hub]\nport = "{tmp_path}/ttyACM9"\n'
+                                     f'[log]\ndir = "{tmp_path}"\n')
+    started = time.monotonic()
+    findings = diagnose(cfg, None, fake_host(tmp_path))
+    assert time.monotonic() - started < 1          # no HELLO attempt on a port that does not exist
+    [port] = [f for f in findings if "ttyACM9: no such device" in f.text]
+    assert port.level == FAIL and "USB cable" in port.fix
+    [group] = [f for f in findings if "group dialout" in f.text]   # cannot tell yet: a warning
+    assert group.level == WARN and "usermod -aG dialout table" in group.fix
+
+
+def test_hub_port_without_dialout(tmp_path):
+    port = device(tmp_path / "ttyACM0", 0o660, DIALOUT)
+    cfg = write(tmp_path / "c.toml", f'[readers]\nbackend = "hub"\n[hub]\nport = "{port}"\n[log]\ndir = "{tmp_path}"\n')
+    findings = diagnose(cfg, None, fake_host(tmp_path))
+    [access] = [f for f in findings if "ttyACM0" in f.text and "permission" in f.text]
+    assert access.level == FAIL and "usermod -aG dialout table" in access.fix
+    assert levels(findings, "not in group dialout") == [FAIL]
+
+
+@pytest.mark.parametrize("url, bad", [("socket://localhost:7000", False), ("loop://", False),
+                                      ("socket://localhost:99999", True), ("socket://:7000", True),
+                                      ("nosuch://x", True)])
+def test_url_forms(url, bad):
+    assert (url_problem(url) is not None) == bad
+
+
+@pytest.mark.parametrize("transport", ["pty", "tcp"])
+def test_hub_answers_hello_with_its_info(tmp_path, transport):
+    emu = HubEmulator(readers=3, fw_version="emu-9", poll_ms=5, hb_ms=100, state_ms=250)
+    path = emu.open_pty() if transport == "pty" else "socket://%s:%d" % emu.serve_tcp()
+    try:
+        cfg = write(tmp_path / "c.toml", f'[readers]\nbackend = "hub"\n[hub]\nport = "{path}"\n'
+                                         f'zones = ["seat1", "seat2", "seat3", "prikup"]\n[log]\ndir = "{tmp_path}"\n')
+        findings = diagnose(cfg, None, Host(dev=tmp_path))       # this machine's real user (root here)
+    finally:
+        emu.close()
+    [hello] = [f for f in findings if "proto" in f.text]
+    assert hello.level == OK
+    assert f"boot {emu.boot_id}" in hello.text and "firmware emu-9" in hello.text and "3 readers" in hello.text
+    [short] = [f for f in findings if "hub.zones maps 4" in f.text]
+    assert short.level == FAIL and "prikup (reader 3)" in short.text
+
+
+def test_hub_that_does_not_answer(tmp_path):
+    master, slave = os.openpty()                 # a port that opens but never speaks
+    try:
+        path = os.ttyname(slave)
+        cfg = write(tmp_path / "c.toml", f'[readers]\nbackend = "hub"\n[hub]\nport = "{path}"\n[log]\ndir = "{tmp_path}"\n')
+        started = time.monotonic()
+        findings = diagnose(cfg, None, Host(dev=tmp_path, hello_timeout=0.5))
+        assert time.monotonic() - started < 3
+    finally:
+        os.close(master)
+        os.close(slave)
+    [hello] = [f for f in findings if "HELLO" in f.text]
+    assert hello.level == FAIL and "powered" in hello.fix
+
+
+def test_cli_exit_codes(tmp_path, capsys, monkeypatch):
+    ok = write(tmp_path / "ok.toml", f'[log]\ndir = "{tmp_path}"\n')
+    assert cli.main(["doctor", "--config", ok]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("ok   config ")
+    bad = write(tmp_path / "bad.toml", "[nonsense]\n")
+    assert cli.main(["doctor", "--config", bad]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].startswith("FAIL config: ") and "nonsense" in out[0]
+
+
+def test_serial_display_port_checked(tmp_path):
+    cfg = write(tmp_path / "c.toml", f'[display]\nkind = "serial"\nport = "{tmp_path}/ttyUSB3"\n[log]\ndir = "{tmp_path}"\n')
+    [display] = [f for f in Doctor(cfg, None, fake_host(tmp_path)).run() if "ttyUSB3: no such" in f.text]
+    assert display.level == FAIL and "display" in display.text and "display.port" in display.fix
+
+
+def test_log_dir_probe_for_the_real_user(tmp_path):
+    """For this process's own user the doctor tries (an empty folder, removed at once)."""
+    host = Host(dev=tmp_path)
+    for log_dir, level in ((tmp_path / "logs", OK), ("/proc/preftable-doctor/logs", FAIL)):
+        cfg = write(tmp_path / "c.toml", f'[log]\ndir = "{log_dir}"\n')
+        [finding] = [f for f in diagnose(cfg, None, host) if "log dir" in f.text]
+        assert finding.level == level, finding.line()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.toml"]      # nothing left behind
+
+
+def test_hub_speaking_another_protocol(tmp_path):
+    emu = HubEmulator(readers=4, proto=99, poll_ms=5, hb_ms=100, state_ms=250)
+    path = emu.open_pty()
+    try:
+        cfg = write(tmp_path / "c.toml", f'[readers]\nbackend = "hub"\n[hub]\nport = "{path}"\n[log]\ndir = "{tmp_path}"\n')
+        findings = diagnose(cfg, None, Host(dev=tmp_path))
+    finally:
+        emu.close()
+    [proto] = [f for f in findings if "protocol 99" in f.text]
+    assert proto.level == FAIL and "firmware" in proto.fix

@@ -1,0 +1,417 @@
+"""The hub emulator on its own: the protocol it speaks on a real pty / TCP port,
+its timing (SEEN after 2 polls, GONE after absent_ms, STATE, HB), its faults,
+scripts and the ``preftable hub-emulator`` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+import serial
+
+from controller.core.cards import DECK
+from controller.core.events import read_events
+from firmware_bridge.codec import Frame, FrameParser, crc16, encode
+from firmware_bridge.emulator import HubEmulator, cli_main, simulate_deals
+from firmware_bridge.link import HubLink
+
+UID = "04A2B11C6F5E80"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class Host:
+    """A bare host on a real serial port: writes frames, collects what comes back."""
+
+    def __init__(self, url: str):
+        self.port = serial.serial_for_url(url, baudrate=115200, timeout=0.02)
+        self.parser = FrameParser("hub")
+        self.frames: list[Frame] = []
+        self.raw = b""
+        self.seq = 100
+        self.cursor = 0
+
+    def send(self, verb: str, *fields) -> int:
+        self.seq += 1
+        self.port.write(encode(self.seq, verb, *fields))
+        return self.seq
+
+    def pump(self) -> None:
+        data = self.port.read(4096)
+        self.raw += data
+        self.frames += self.parser.feed(data)
+
+    def wait(self, pred, timeout: float = 2.0):
+        """The next frame (after the last one a wait returned) that matches."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.pump()
+            for i in range(self.cursor, len(self.frames)):
+                if pred(self.frames[i]):
+                    self.cursor = i + 1
+                    return self.frames[i]
+        return None
+
+    def close(self) -> None:
+        self.port.close()
+
+
+@pytest.fixture
+def hub():
+    emu = HubEmulator(readers=4, poll_ms=10, absent_ms=60, hb_ms=200, state_ms=100, boot_id="12345678")
+    emu.open_pty()
+    path = emu.link_path
+    host = Host(path)
+    yield emu, host
+    host.close()
+    emu.close()
+
+
+def test_pty_path_is_a_stable_symlink_to_a_pty(hub):
+    emu, host = hub
+    emu2 = HubEmulator(readers=1)
+    try:
+        device = emu2.open_pty()
+        assert device.startswith("/dev/pts/") and device == emu2.device_path
+        assert os.path.realpath(emu2.link_path) == device
+    finally:
+        emu2.close()
+    assert os.path.islink(emu.link_path)
+    assert os.path.realpath(emu.link_path) == emu.device_path
+    assert emu.device_path.startswith("/dev/pts/")
+    assert emu.url == emu.link_path
+
+
+def test_hello_then_state_and_hb(hub):
+    emu, host = hub
+    host.send("HELLO", 1)
+    hello = host.wait(lambda f: f.verb == "HELLO")
+    assert hello.fields == ("1", "emu-1", "12345678", "4")
+    state = host.wait(lambda f: f.verb == "STATE")
+    assert state.fields == ("-", "-", "-", "-")
+    hb = host.wait(lambda f: f.verb == "HB")
+    assert 150 <= int(hb.fields[0]) <= 2000 and 200 <= int(hb.fields[1]) <= 420 and hb.fields[2] == "0"
+    seqs = [f.seq for f in host.frames]
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))      # +1 per frame
+
+
+def test_seen_after_two_polls_gone_after_absent_ms(hub):
+    emu, host = hub
+    host.wait(lambda f: f.verb == "HB")
+    t0 = time.monotonic()
+    emu.place(2, UID.lower())
+    seen = host.wait(lambda f: f.verb == "SEEN")
+    t_seen = time.monotonic()
+    assert seen.fields == ("2", UID)
+    assert t_seen - t0 >= 0.01                     # two polls, not one
+    assert host.wait(lambda f: f.verb == "STATE" and f.fields[2] == UID)
+    t1 = time.monotonic()
+    emu.remove(2, UID)
+    gone = host.wait(lambda f: f.verb == "GONE")
+    assert gone.fields == ("2", UID)
+    assert time.monotonic() - t1 >= 0.06
+    assert emu.reported() == [None] * 4
+
+
+def test_a_swapped_tag_is_gone_then_seen(hub):
+    emu, host = hub
+    emu.place(0, UID)
+    host.wait(lambda f: f.verb == "SEEN")
+    emu.place(0, "DEADBEEF")
+    host.wait(lambda f: f.verb == "SEEN" and f.fields[1] == "DEADBEEF")
+    edges = [(f.verb, f.fields) for f in host.frames if f.verb in ("SEEN", "GONE")]
+    assert edges == [("SEEN", ("0", UID)), ("GONE", ("0", UID)), ("SEEN", ("0", "DEADBEEF"))]
+
+
+def test_answers_host_commands(hub):
+    emu, host = hub
+    s_hello = host.send("HELLO", 1)
+    assert host.wait(lambda f: f.verb == "HELLO" and f.seq > 0)
+    emu.place(1, UID)
+    assert host.wait(lambda f: f.verb == "SEEN")
+    host.send("SNAP")
+    assert host.wait(lambda f: f.verb == "STATE" and f.fields == ("-", UID, "-", "-"))
+    ok = [host.send("LED", 3, "00FF00"), host.send("TEXT", 1, " a  b "), host.send("BEEP", 80),
+          host.send("CFG", "poll_ms", 15)]
+    bad = [host.send("LED", 8, "00FF00"), host.send("TEXT", 4, "x"), host.send("CFG", "speed", 1),
+           host.send("BEEP", 0)]
+    for seq in ok:
+        assert host.wait(lambda f: f.verb == "ACK" and f.fields == (str(seq),)), seq
+    for seq in bad:
+        assert host.wait(lambda f: f.verb == "NAK" and f.fields == (str(seq), "BADARG")), seq
+    assert emu.leds == {3: "00FF00"} and emu.text_rows == {1: " a  b "} and emu.beeps == [80]
+    assert emu.cfg == {"poll_ms": 15} and emu.poll_ms == 15
+    assert s_hello in [f.seq for f in emu.received]
+
+
+def test_unknown_verb_and_bad_fields_are_nakked(hub):
+    emu, host = hub
+    payload = b"7 DANCE 1 2"
+    host.port.write(b"$" + payload + b"*%04X\n" % crc16(payload))
+    payload = b"8 LED x 00FF00"
+    host.port.write(b"$" + payload + b"*%04X\n" % crc16(payload))
+    host.port.write(b"$9 BEEP 5*0000\n")            # bad CRC: no answer at all
+    assert host.wait(lambda f: f.verb == "NAK" and f.fields == ("7", "UNKNOWN"))
+    assert host.wait(lambda f: f.verb == "NAK" and f.fields == ("8", "BADARG"))
+    time.sleep(0.1)
+    host.pump()
+    assert not any(f.verb in ("ACK", "NAK") and f.fields[0] == "9" for f in host.frames)
+
+
+def test_drop_and_corrupt(hub):
+    emu, host = hub
+    host.wait(lambda f: f.verb == "STATE")
+    emu.drop_next(1, verbs=["SEEN"])
+    emu.corrupt_next(1, verbs=["GONE"])
+    emu.place(0, UID)
+    assert host.wait(lambda f: f.verb == "STATE" and f.fields[0] == UID)
+    assert not any(f.verb == "SEEN" for f in host.frames)
+    seqs = [f.seq for f in host.frames]
+    assert any(b - a == 2 for a, b in zip(seqs, seqs[1:]))        # the dropped SEEN's number
+    emu.remove(0)
+    assert host.wait(lambda f: f.verb == "STATE" and f.fields[0] == "-")
+    assert host.parser.stats.bad_crc == 1
+    assert not any(f.verb == "GONE" for f in host.frames)
+
+
+def test_garbage_goes_on_the_line_as_is(hub):
+    emu, host = hub
+    emu.send_garbage(b"\x01\x02junk\r\n")
+    assert host.wait(lambda f: f.verb == "STATE")
+    deadline = time.monotonic() + 1
+    while b"\x01\x02junk\r\n" not in host.raw and time.monotonic() < deadline:
+        host.pump()
+    assert b"\x01\x02junk\r\n" in host.raw
+    assert host.parser.stats.garbage == 1
+
+
+def test_reboot_new_boot_id_seq_zero_tags_kept(hub):
+    emu, host = hub
+    emu.place(3, UID)
+    assert host.wait(lambda f: f.verb == "SEEN")
+    emu.reboot()
+    hello = host.wait(lambda f: f.verb == "HELLO" and f.fields[2] != "12345678")
+    assert hello.seq == 0 and emu.boot_id == hello.fields[2]
+    state = host.wait(lambda f: f.verb == "STATE")
+    assert state.fields == ("-", "-", "-", UID)
+    after = [f.seq for f in host.frames[host.frames.index(hello):]]
+    assert after == list(range(len(after)))
+    later = host.frames[host.frames.index(hello):]
+    assert not any(f.verb in ("SEEN", "GONE") for f in later)      # nothing invented
+
+
+def test_silence(hub):
+    emu, host = hub
+    host.wait(lambda f: f.verb == "HB")
+    emu.go_silent(0.4)
+    assert emu.silent
+    host.pump()
+    n = len(host.frames)
+    host.send("HELLO", 1)                          # a hung hub answers nothing
+    time.sleep(0.35)
+    host.pump()
+    assert len(host.frames) == n
+    host.cursor = n
+    assert host.wait(lambda f: f.verb == "STATE", 1.0)
+
+
+def test_unplug_and_replug(hub):
+    emu, host = hub
+    emu.unplug()
+    assert not os.path.lexists(emu.link_path)
+    with pytest.raises(serial.SerialException):
+        for _ in range(20):
+            host.pump()
+    host.close()
+    emu.place(0, UID)                               # moved while the hub was away
+    emu.replug()
+    assert os.path.realpath(emu.link_path) == emu.device_path
+    assert emu.boot_id != "12345678"
+    host.__init__(emu.link_path)
+    host.send("HELLO", 1)
+    hello = host.wait(lambda f: f.verb == "HELLO")
+    assert hello.fields[2] == emu.boot_id
+    assert host.wait(lambda f: f.verb == "STATE").fields[0] == UID
+
+
+def test_tcp_transport():
+    emu = HubEmulator(readers=2, poll_ms=10, state_ms=100)
+    host_, port = emu.serve_tcp("127.0.0.1", 0)
+    try:
+        assert emu.url == f"socket://127.0.0.1:{port}"
+        host = Host(emu.url)
+        host.send("HELLO", 1)
+        assert host.wait(lambda f: f.verb == "HELLO").fields[3] == "2"
+        emu.place(1, UID)
+        assert host.wait(lambda f: f.verb == "SEEN").fields == ("1", UID)
+        host.close()
+    finally:
+        emu.close()
+
+
+def test_play_a_script():
+    lines = [
+        json.dumps({"t": 0.0, "zone": "seat2", "event": "placed", "uid": UID}),
+        json.dumps({"t": 0.05, "zone": "prikup", "event": "placed", "card": "Qh"}),
+        json.dumps({"t": 0.10, "zone": "seat2", "event": "removed", "uid": UID}),
+    ]
+    emu = HubEmulator(readers=4, poll_ms=10)
+    emu.open_pty()
+    try:
+        thread = emu.play(read_events(lines, ["seat1", "seat2", "seat3", "prikup"]),
+                          ["seat1", "seat2", "seat3", "prikup"], deck={"Qh": "0A0B0C0D"})
+        time.sleep(0.07)
+        assert emu.tags() == [None, UID, None, "0A0B0C0D"]
+        thread.join(2)
+        assert emu.tags() == [None, None, None, "0A0B0C0D"]
+    finally:
+        emu.close()
+
+
+def test_cli_serves_a_script_over_tcp(tmp_path):
+    script = tmp_path / "events.jsonl"
+    script.write_text("\n".join([
+        json.dumps({"t": 0.2, "zone": "seat1", "event": "placed", "card": "7s"}),
+        json.dumps({"t": 0.3, "zone": "seat3", "event": "placed", "uid": UID}),
+        "not json",
+    ]) + "\n")
+    deck = tmp_path / "deck.toml"
+    deck.write_text('[cards]\n"0A0B0C0D" = "7s"\n')
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    code = ("import sys; from firmware_bridge.emulator import cli_main; "
+            "sys.exit(cli_main(sys.argv[1:]))")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "--tcp", str(free), "--readers", "4", "--script", str(script),
+         "--zones", "seat1,seat2,seat3,prikup", "--deck", str(deck)],
+        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        assert url == f"socket://127.0.0.1:{free}"
+        events = []
+        link = HubLink(url, ["seat1", "seat2", "seat3", "prikup"], events.append,
+                       reply_timeout=0.1, reopen_backoff=(0.02, 0.2))
+        link.start()
+        try:
+            assert link.wait_ready(3)
+            deadline = time.monotonic() + 3
+            while len(events) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert [(e.event, e.zone, e.uid) for e in events] == [
+                ("placed", "seat1", "0A0B0C0D"), ("placed", "seat3", UID)]
+        finally:
+            link.stop()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=5)
+    assert proc.returncode == 0
+    assert ":3:" in err                            # the bad line, named by number
+
+
+def test_cli_pty_prints_the_path_and_takes_fault_commands():
+    code = ("import sys; from firmware_bridge.emulator import cli_main; "
+            "sys.exit(cli_main(sys.argv[1:]))")
+    proc = subprocess.Popen([sys.executable, "-c", code, "--pty", "--readers", "2"], cwd=ROOT,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        path = proc.stdout.readline().strip()
+        assert path.startswith("/dev/pts/")
+        host = Host(path)
+        host.send("HELLO", 1)
+        hello = host.wait(lambda f: f.verb == "HELLO" and f.fields[3] == "2")
+        assert hello
+        proc.stdin.write(f"place 1 {UID.lower()}\n")
+        proc.stdin.flush()
+        assert host.wait(lambda f: f.verb == "SEEN").fields == ("1", UID)
+        proc.stdin.write("state\nreboot\nfly away\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == f"# - {UID}"
+        boot = proc.stdout.readline().split()
+        assert boot[:2] == ["#", "boot"]
+        assert host.wait(lambda f: f.verb == "HELLO").fields[2] == boot[2]
+        assert "unknown command 'fly'" in proc.stdout.readline()
+        host.close()
+        proc.stdin.write("quit\n")
+        proc.stdin.flush()
+        proc.wait(5)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=5)
+    assert proc.returncode == 0
+
+
+def test_cli_refuses_a_bad_deck(tmp_path, capsys):
+    deck = tmp_path / "deck.toml"
+    deck.write_text('[cards]\n"0A0B0C0D" = "1z"\n')
+    assert cli_main(["--deck", str(deck)]) == 2
+    assert "cannot read deck" in capsys.readouterr().err
+
+
+def test_bad_reader_numbers():
+    emu = HubEmulator(readers=2)
+    with pytest.raises(ValueError):
+        emu.place(2, UID)
+    with pytest.raises(ValueError):
+        HubEmulator(readers=0)
+
+
+def test_simulated_deals_are_whole_and_follow_suit():
+    for players in (3, 4):
+        events = simulate_deals(players, deals=2, seed=7)
+        assert [e.t for e in events] == sorted(e.t for e in events)
+        for deal in (events[:len(events) // 2], events[len(events) // 2:]):
+            laid = [e for e in deal if e.event == "placed"]
+            assert sorted(e.card for e in laid) == sorted(DECK)
+            assert len([e for e in laid if e.zone == "prikup"]) == 2
+            seats = {e.zone for e in laid} - {"prikup"}
+            assert len(seats) == 3
+            assert len([e for e in deal if e.event == "removed"]) == 32
+        # everyone follows suit when able: check the first deal trick by trick
+        hands: dict = {}
+        for e in events[:len(events) // 2]:
+            if e.event == "placed" and e.zone != "prikup":
+                hands.setdefault(e.zone, []).append(e.card)
+        i = 0
+        deal = [e for e in events[:len(events) // 2] if e.event == "placed"]
+        held = {seat: list(cards) for seat, cards in hands.items()}
+        while i < len(deal):
+            size = 4 if deal[i].zone == "prikup" else 3
+            trick = deal[i:i + size]
+            led = trick[0].card.suit
+            for e in trick[1:]:
+                if e.card.suit != led:
+                    assert all(c.suit != led for c in held[e.zone]), (e, held[e.zone])
+            for e in trick:
+                if e.zone != "prikup":
+                    held[e.zone].remove(e.card)
+            i += size
+
+
+def test_simulated_players_reach_the_link_as_their_events():
+    zones = ["seat1", "seat2", "seat3", "prikup"]
+    script = simulate_deals(3, seed=3, pace=0.1)[:24]          # three tricks
+    emu = HubEmulator(readers=4, poll_ms=3, absent_ms=10)
+    emu.open_pty()
+    path = emu.link_path
+    events = []
+    link = HubLink(path, zones, events.append)
+    try:
+        link.start()
+        assert link.wait_ready(3)
+        emu.play(script, zones).join(5)
+        deadline = time.monotonic() + 2
+        while len(events) < len(script) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        uid = {str(c): "C0DE%04X" % i for i, c in enumerate(DECK)}
+        assert [(e.event, e.zone, e.uid) for e in events] == [
+            (e.event, e.zone, uid[str(e.card)]) for e in script]
+    finally:
+        link.stop()
+        emu.close()

@@ -1,0 +1,237 @@
+"""Presence scanning: the pure tracker, then the scanner over five emulated readers."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import pytest
+
+from controller.core.errors import ConfigError
+from controller.core.events import PLACED, REMOVED, TableEvent
+from hw.rc522 import FakeBackend, Reader
+from hw.rc522_chip import VirtualTag
+from hw.scanner import PresenceTracker, Scanner
+
+ZONES = ("seat1", "seat2", "seat3", "seat4", "prikup")
+WIRING = [(0, 0, 25), (0, 1, 24), (1, 0, 23), (1, 1, 22), (1, 2, 27)]
+A, B = "04A2B11C6F5E80", "04A2B11C6F5E81"
+
+
+def kinds(events):
+    return [(e.event, e.zone, e.uid) for e in events]
+
+
+# ------------------------------------------------------------------------------------------ tracker
+def feed(tracker, reads, step=0.02, start=0.0):
+    """``reads``: per scan, a tuple of one UID-or-None per reader."""
+    out, now = [], start
+    for scan in reads:
+        for index, uid in enumerate(scan):
+            out += tracker.observe(index, uid, now)
+        now += step
+    return out, now
+
+
+def test_placed_after_two_consecutive_reads():
+    tr = PresenceTracker(["seat1", "seat2"])
+    assert tr.observe(0, A, 0.00) == []
+    assert tr.observe(0, None, 0.02) == []
+    assert tr.observe(0, A, 0.04) == []                      # a gap restarts the count
+    events = tr.observe(0, A.lower(), 0.06)
+    assert events == [TableEvent(0.06, PLACED, "seat1", uid=A)]
+    assert tr.observe(0, A, 0.08) == []                      # once only
+    assert tr.present() == {"seat1": {A}, "seat2": set()}
+
+
+def test_removed_after_absent_ms_unseen_and_not_before():
+    tr = PresenceTracker(["seat1"], absent_ms=300)
+    tr.observe(0, A, 0.0)
+    tr.observe(0, A, 0.1)                                    # placed, last seen 0.1
+    assert tr.observe(0, None, 0.399) == []
+    assert tr.observe(0, None, 0.4) == [TableEvent(0.4, REMOVED, "seat1", uid=A)]
+    assert tr.present() == {"seat1": set()}
+
+
+def test_flicker_shorter_than_absent_ms_gives_nothing():
+    tr = PresenceTracker(["seat1"], absent_ms=300)
+    reads = [(A,), (A,)] + [(None,), (None,), (A,), (None,), (A,), (A,), (None,)] * 10
+    events, _ = feed(tr, reads, step=0.03)
+    assert kinds(events) == [(PLACED, "seat1", A)]
+
+
+def test_crosstalk_held_back_until_it_settles():
+    tr = PresenceTracker(["seat1", "seat2"], absent_ms=300)
+    events, now = feed(tr, [(A, A)] * 10, step=0.02)         # both antennas see it
+    assert events == []
+    events, now = feed(tr, [(A, None)] * 20, step=0.02, start=now)
+    assert kinds(events) == [(PLACED, "seat1", A)]
+    assert events[0].t >= 0.18 + 0.3 - 1e-9                  # once seat2's last sighting is stale
+
+
+def test_crosstalk_onto_a_placed_card_changes_nothing():
+    tr = PresenceTracker(["seat1", "seat2"])
+    events, now = feed(tr, [(A, None)] * 3 + [(A, A)] * 5 + [(A, None)] * 30)
+    assert kinds(events) == [(PLACED, "seat1", A)]
+
+
+def test_card_moved_between_zones_is_removed_then_placed():
+    tr = PresenceTracker(["seat1", "seat2"])
+    events, now = feed(tr, [(A, None)] * 3 + [(None, A)] * 30)
+    assert kinds(events) == [(PLACED, "seat1", A), (REMOVED, "seat1", A), (PLACED, "seat2", A)]
+    assert [e.t for e in events] == sorted(e.t for e in events)
+
+
+def test_two_cards_on_two_zones():
+    tr = PresenceTracker(["seat1", "seat2"])
+    events, _ = feed(tr, [(A, B)] * 2)
+    assert kinds(events) == [(PLACED, "seat1", A), (PLACED, "seat2", B)]
+
+
+def test_tracker_config_is_strict():
+    with pytest.raises(ConfigError, match="seat1"):
+        PresenceTracker(["seat1", "seat1"])
+    with pytest.raises(ConfigError, match="absent_ms"):
+        PresenceTracker(["seat1"], absent_ms=0)
+
+
+# ------------------------------------------------------------------------------------------ scanner
+@pytest.fixture
+def table():
+    backend = FakeBackend()
+    chips = [backend.add_chip(bus, dev) for bus, dev, _ in WIRING]
+    readers = [Reader(bus, dev, pin, backend=backend) for bus, dev, pin in WIRING]
+    faults = []
+    scanner = Scanner(list(zip(ZONES, readers)), absent_ms=300, clock=backend.clock,
+                      on_fault=lambda zone, ok: faults.append((zone, ok)))
+    yield backend, chips, scanner, faults
+    for r in readers:
+        r.close()
+
+
+def scan_for(scanner, clock, seconds):
+    events, end = [], clock() + seconds
+    while clock() < end:
+        events += scanner.scan_once()
+    return events
+
+
+def test_scanner_places_on_the_second_scan_and_removes_after_absent_ms(table):
+    backend, chips, scanner, _ = table
+    clock = backend.clock
+    tags = [chips[i].field.put(VirtualTag(f"04A2B11C6F5E8{i}")) for i in range(5)]
+    assert scanner.scan_once() == []
+    events = scanner.scan_once()
+    assert kinds(events) == [(PLACED, z, t.uid_hex) for z, t in zip(ZONES, tags)]
+    assert scan_for(scanner, clock, 1.0) == []
+    chips[1].field.take(tags[1])
+    gone_at = clock()
+    events = scan_for(scanner, clock, 0.5)
+    assert kinds(events) == [(REMOVED, "seat2", tags[1].uid_hex)]
+    assert 0.3 - 0.02 <= events[0].t - gone_at < 0.33           # last seen up to one scan before
+
+
+def test_scanner_event_times_never_decrease(table):
+    backend, chips, scanner, _ = table
+    events = []
+    for i, chip in enumerate(chips):
+        chip.field.put(VirtualTag(f"04A2B11C6F5E9{i}"), flicker=0.3, seed=i)
+    events = scan_for(scanner, backend.clock, 2.0)
+    assert events and [e.t for e in events] == sorted(e.t for e in events)
+
+
+def test_scanner_flicker_shorter_than_absent_ms_gives_nothing_more(table):
+    backend, chips, scanner, _ = table
+    chips[4].field.put(VirtualTag(A), pattern=[True] * 2 + [False] * 8)   # misses ~80 ms at a time
+    events = scan_for(scanner, backend.clock, 2.0)
+    assert kinds(events) == [(PLACED, "prikup", A)]
+
+
+def test_scanner_holds_crosstalk_until_it_settles(table, caplog):
+    backend, chips, scanner, _ = table
+    tag = VirtualTag(A)
+    chips[0].field.put(tag)
+    chips[1].field.put(tag)                                  # the neighbour's antenna sees it too
+    with caplog.at_level(logging.INFO, logger="hw.scanner"):
+        assert scan_for(scanner, backend.clock, 0.5) == []
+    assert any("held back" in r.getMessage() for r in caplog.records)
+    chips[1].field.take(tag)
+    settled_at = backend.clock()
+    events = scan_for(scanner, backend.clock, 0.5)
+    assert kinds(events) == [(PLACED, "seat1", A)]
+    assert events[0].t - settled_at >= 0.29
+
+
+def test_dead_reader_reported_reset_and_recovered_while_others_scan(table, caplog):
+    backend, chips, scanner, faults = table
+    clock = backend.clock
+    chips[2].field.put(VirtualTag(B))
+    assert kinds(scanner.scan_once() + scanner.scan_once()) == [(PLACED, "seat3", B)]
+    chips[2].kill(0x00)                                      # a loose wire: resets do not help
+    with caplog.at_level(logging.WARNING, logger="hw.scanner"):
+        scanner.scan_once()
+    assert faults == [("seat3", False)]
+    assert scanner.faulty() == ["seat3"]
+    assert any("seat3" in r.getMessage() and "stopped answering" in r.getMessage() for r in caplog.records)
+    resets_before = chips[2].hard_resets
+    chips[0].field.put(VirtualTag(A))
+    events = scan_for(scanner, clock, 1.0)                   # others keep working meanwhile
+    assert kinds(events) == [(PLACED, "seat1", A)]           # and seat3's card is not "removed"
+    assert chips[2].hard_resets > resets_before              # retried with resets, backing off
+    assert chips[2].hard_resets - resets_before < 8
+    chips[2].revive()
+    events = scan_for(scanner, clock, 2.0)
+    assert faults == [("seat3", False), ("seat3", True)]
+    assert scanner.faulty() == []
+    assert events == []                                      # its card is still there
+    chips[2].field.clear()
+    assert kinds(scan_for(scanner, clock, 0.5)) == [(REMOVED, "seat3", B)]
+
+
+def test_latched_reader_is_back_after_one_reset(table):
+    backend, chips, scanner, faults = table
+    chips[3].kill(0xFF, until_reset=True)
+    scanner.scan_once()
+    assert faults == [("seat4", False), ("seat4", True)]
+    chips[3].field.put(VirtualTag(A))
+    assert kinds(scanner.scan_once() + scanner.scan_once()) == [(PLACED, "seat4", A)]
+
+
+def test_run_until_stopped(table):
+    backend, chips, scanner, _ = table
+    chips[0].field.put(VirtualTag(A))
+    got, stop = [], threading.Event()
+
+    def sink(event):
+        got.append(event)
+        stop.set()
+
+    worker = threading.Thread(target=scanner.run, args=(sink, stop))
+    worker.start()
+    worker.join(timeout=10)
+    assert not worker.is_alive()
+    assert kinds(got) == [(PLACED, "seat1", A)]
+
+
+def test_resume_gives_a_recovered_reader_a_fresh_absence_window():
+    tr = PresenceTracker(["seat1"])
+    tr.observe(0, A, 0.0)
+    tr.observe(0, A, 0.02)                                   # placed
+    tr.resume(0, 5.0)                                        # reader was dead from 0.02 to 5.0
+    assert tr.observe(0, None, 5.01) == []
+    assert kinds(tr.observe(0, None, 5.31)) == [(REMOVED, "seat1", A)]
+
+
+def test_run_does_not_spin_when_every_reader_is_out(table):
+    backend, chips, scanner, faults = table
+    for chip in chips:
+        chip.kill(0x00)
+    stop = threading.Event()
+    worker = threading.Thread(target=scanner.run, args=(lambda e: None, stop))
+    worker.start()
+    stop.wait(0.3)                                           # real time; the virtual clock stands still
+    stop.set()
+    worker.join(timeout=10)
+    assert not worker.is_alive()
+    assert sorted(faults) == sorted((zone, False) for zone in ZONES)
+    assert 1 <= scanner.scans <= 40                          # ~10 ms waits, not a busy loop
