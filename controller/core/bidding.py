@@ -18,10 +18,6 @@ BID_ORDER: tuple[str, ...] = GAMES[:15] + (MISERE,) + GAMES[15:]
 RANK = {bid: index for index, bid in enumerate(BID_ORDER)}
 MISERE_RANK = RANK[MISERE]
 
-# P, the game's value into the pulya; O, the tricks the whisters must take together.
-GAME_VALUE = {6: 2, 7: 4, 8: 6, 9: 8, 10: 10}
-OBLIGATION = {6: 4, 7: 2, 8: 1, 9: 1, 10: 1}
-
 RASPASOVKA, CONTRACT, MISERE_DEAL = "raspasovka", "contract", "misere"
 
 
@@ -35,11 +31,6 @@ def trump_of(game: str) -> str | None:
     if game == MISERE or game.endswith("n"):
         return None
     return game[-1]
-
-
-def game_value(game: str) -> int:
-    """P of RULES-contracts.md: 2 4 6 8 10 for 6 … 10, 10 for misère."""
-    return 10 if game == MISERE else GAME_VALUE[level(game)]
 
 
 @dataclass
