@@ -134,11 +134,14 @@ class DealWritten:
     """What one deal actually wrote into the pulka, after the help rule.
 
     ``writes`` holds the exact differences, so ``pulka.add(writes, sign=-1)`` takes the deal out
-    again (``undo``); ``help`` the help entries in the order they were written.
+    again (``undo``); ``help`` the help entries in the order they were written; ``finished``
+    whether every pulya is closed after this deal (the summary's ``finished_after_deal`` is the
+    first deal for which it is true).
     """
 
     writes: Writes
     help: list[HelpEntry] = field(default_factory=list)
+    finished: bool = False
 
     def written(self, players: Sequence[str]) -> dict:
         return self.writes.per_seat(players)
@@ -175,7 +178,7 @@ class Pulka:
         target = rules.pulya_target
         if target is None:
             self.add(writes)
-            return DealWritten(writes)
+            return DealWritten(writes)      # no target: no help, and the pulka never finishes
         k = CONVENTION_K[rules.convention]
         out = Writes(dict(writes.gora), {}, dict(writes.whists))
         # the deal's gora and whists come first; the pulya entries follow one at a time
@@ -190,7 +193,7 @@ class Pulka:
             amount = writes.pulya.get(seat)
             if amount:
                 helped += self._enter_pulya(seat, Fraction(amount), target, k, out)
-        return DealWritten(out, helped)
+        return DealWritten(out, helped, self.finished(rules))
 
     def _enter_pulya(self, seat: str, amount: Fraction, target: int, k: int, out: Writes) -> list[HelpEntry]:
         own = amount if amount < 0 else min(amount, max(Fraction(0), target - self.pulya[seat]))
