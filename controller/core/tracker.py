@@ -121,6 +121,7 @@ class DealRecord:
     kind: str | None
     entry: dict
     writes: Writes | None           # what the deal wrote after the help rule (exact)
+    plays: int = 0                  # cards accepted in the deal
     deal: Deal | None = None
 
     def to_dict(self) -> dict:
@@ -312,7 +313,8 @@ class DealTracker:
                 self.finished_after = deal.number
         entry = deal_entry(deal, outcome, written)
         record = DealRecord(deal.number, deal.dealer, deal.price, deal.step, deal.complete, deal.abandoned,
-                            deal.kind_name, entry, written.writes if written else None, deal)
+                            deal.kind_name, entry, written.writes if written else None,
+                            len(deal.plays), deal)
         if self.records:
             self.records[-1].deal = None        # only the last deal can be reopened by undo
         self.records.append(record)

@@ -57,21 +57,26 @@ def _decode_lines(lines) -> list | None:
 def encode_record(r: DealRecord, lines=None) -> dict:
     return {"number": r.number, "dealer": r.dealer, "price": r.price, "step": r.step,
             "complete": r.complete, "abandoned": r.abandoned, "kind": r.kind, "entry": r.entry,
-            "writes": encode_writes(r.writes) if r.writes else None, "lines": _encode_lines(lines)}
+            "writes": encode_writes(r.writes) if r.writes else None, "plays": r.plays,
+            "lines": _encode_lines(lines)}
 
 
 def decode_record(rec: dict) -> DealRecord:
     writes = decode_writes(rec["writes"]) if rec["writes"] else None
     # journals written before contract deals have no "kind": every deal was a raspasovka
+    plays = rec.get("plays")
+    count = plays if isinstance(plays, int) else len(plays or ())   # older journals: the cards themselves
     return DealRecord(rec["number"], rec["dealer"], rec["price"], rec["step"], rec["complete"],
-                      rec["abandoned"], rec.get("kind", "raspasovka"), rec["entry"], writes)
+                      rec["abandoned"], rec.get("kind", "raspasovka"), rec["entry"], writes, count)
 
 
 def _record_lines(rec: dict) -> list | None:
     if "lines" in rec:
         return _decode_lines(rec["lines"])
     plays = rec.get("plays")       # an older journal: the raspasovka deal's cards
-    return None if plays is None else [(CARD, zone, parse_card(card)) for zone, card in plays]
+    if not isinstance(plays, list):
+        return None
+    return [(CARD, zone, parse_card(card)) for zone, card in plays]
 
 
 def encode(state: BetweenDeals) -> dict:
