@@ -292,7 +292,9 @@ def test_only_the_first_revoke_in_play_order_counts():
     assert deals(s)[0]["revoke"] == "seat3"
     s.trick("seat2:Kh", "seat3:8h", "seat1:8s")            # seat1 proves his, which came first
     assert deals(s)[0]["revoke"] == "seat1" and deals(s)[0]["revoke_trick"] == 1
-    assert len(s.mistakes("revoke")) == 2
+    # seat3 also failed hearts in trick 3 and proved it in trick 4: every proof is signalled
+    assert [(m.data["zone"], m.data["suit"]) for m in s.mistakes("revoke")] == [
+        ("seat3", "c"), ("seat3", "h"), ("seat1", "s")]
 
 
 # --- undo and new_deal -------------------------------------------------------------------
