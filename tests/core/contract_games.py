@@ -9,6 +9,7 @@ searches seeds until a deal's trick counts are the ones a worked example names.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass, field
 
@@ -189,10 +190,10 @@ class MixedGame:
         return self.t
 
     def _card(self, kind, zone, card):
-        return TableEvent(self._tick(), kind, zone, card=card)
+        return TableEvent(0.0, kind, zone, card=card)          # stamped when yielded
 
     def _line(self, event, seat, value):
-        return control(self._tick(), event, value, seat)
+        return control(0.0, event, value, seat)
 
     def _auction(self, active):
         rng = self.rng
@@ -325,5 +326,7 @@ class MixedGame:
             self.dealer = _next(self.dealer, self.players)
 
     def deals(self, count: int):
+        """The events of ``count`` deals, stamped in the order they happen (t never decreases)."""
         for _ in range(count):
-            yield from self.deal()
+            for event in self.deal():
+                yield dataclasses.replace(event, t=self._tick())
