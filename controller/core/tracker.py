@@ -62,7 +62,6 @@ TRANSITIONS = [
      "after": ["_whisting_decided", "_end_deal"]},                          # both pass, half-whist
     {"trigger": "whisted", "source": WHISTING, "dest": None},
     {"trigger": "lead_card", "source": LEAD, "dest": FOLLOW},
-    {"trigger": "follow_card", "source": FOLLOW, "dest": None},             # internal: the trick stays open
     {"trigger": "close_trick", "source": FOLLOW, "dest": LEAD},
     {"trigger": "finish_deal", "source": FOLLOW, "dest": IDLE, "after": "_end_deal"},   # the 10th trick
     {"trigger": "abandon", "source": _IN_DEAL, "dest": IDLE, "after": "_end_deal"},
@@ -438,7 +437,8 @@ class DealTracker:
             signals += self._signal_mistake(t, {"type": REVOKE, "zone": zone, "card": str(card),
                                                 "suit": revoke.suit})
         if trick is None:
-            (self.lead_card if leading else self.follow_card)()
+            if leading:
+                self.lead_card()            # a follower's card leaves the trick open: no state changes
             return signals
         self.last_trick = trick
         signals.append(Signal("trick", t, {"deal": deal.number, "number": len(deal.tricks),
