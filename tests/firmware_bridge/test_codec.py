@@ -51,7 +51,7 @@ def test_roundtrip_hub_frames():
         Frame(2, "GONE", ("0", "DEADBEEF")),
         Frame(3, "STATE", ("-", UID, "-", "00112233445566778899")),
         Frame(4, "HB", ("12000", "80", "0")),
-        Frame(4, "HB", ("31536000000", "37.5", "0")),          # a year of uptime, a fractional rate
+        Frame(4, "HB", ("4294967295", "37.5", "0")),           # the longest uptime (2**32-1), a fractional rate
         Frame(5, "FAULT", ("2", "NOREPLY")),
         Frame(6, "ACK", ("65535",)),
         Frame(7, "NAK", ("9", "BADARG")),
@@ -103,20 +103,22 @@ def test_decode_refuses(line, error):
 
 
 def test_frame_length_limit_is_160_bytes():
-    body = "1 TEXT 0 "
-    text = "x" * (MAX_FRAME - len(encode(1, "TEXT", 0, "")))
-    frame = encode(1, "TEXT", 0, text)
+    # TEXT carries at most 20 characters now (PROTOCOL.md's bounds), so the longest
+    # frame is a HELLO with a long firmware version (a word PROTOCOL.md does not bound)
+    body = "1 HELLO 1 "
+    fw = "x" * (MAX_FRAME + 1 - len(encode(1, "HELLO", 1, "x", "1A2B3C4D", 4)))
+    frame = encode(1, "HELLO", 1, fw, "1A2B3C4D", 4)
     assert len(frame) == MAX_FRAME
-    assert decode_line(frame, source="host").fields[1] == text
-    assert decode_line(frame.replace(b"\n", b"\r\n"), source="host").fields[1] == text
+    assert decode_line(frame).fields[1] == fw
+    assert decode_line(frame.replace(b"\n", b"\r\n")).fields[1] == fw
     with pytest.raises(ProtocolError):
-        encode(1, "TEXT", 0, text + "x")
-    too_long = raw(body + text + "x")
+        encode(1, "HELLO", 1, fw + "x", "1A2B3C4D", 4)
+    too_long = raw(body + fw + "x 1A2B3C4D 4")
     assert len(too_long) == MAX_FRAME + 1
     with pytest.raises(TooLongError):
-        decode_line(too_long, source="host")
-    parser = FrameParser("host")
-    assert parser.feed(too_long + frame) == [decode_line(frame, source="host")]
+        decode_line(too_long)
+    parser = FrameParser("hub")
+    assert parser.feed(too_long + frame) == [decode_line(frame)]
     assert parser.stats.too_long == 1
 
 

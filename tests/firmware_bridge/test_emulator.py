@@ -95,7 +95,8 @@ def test_hello_then_state_and_hb(hub):
     state = host.wait(lambda f: f.verb == "STATE")
     assert state.fields == ("-", "-", "-", "-")
     hb = host.wait(lambda f: f.verb == "HB")
-    assert 150 <= int(hb.fields[0]) <= 2000 and 200 <= int(hb.fields[1]) <= 420 and hb.fields[2] == "0"
+    # scans_per_s counts poll rounds (each reader read once), as the firmware always did: poll_ms 10
+    assert 150 <= int(hb.fields[0]) <= 2000 and 50 <= int(hb.fields[1]) <= 105 and hb.fields[2] == "0"
     seqs = [f.seq for f in host.frames]
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))      # +1 per frame
 
@@ -136,15 +137,16 @@ def test_answers_host_commands(hub):
     assert host.wait(lambda f: f.verb == "SEEN")
     host.send("SNAP")
     assert host.wait(lambda f: f.verb == "STATE" and f.fields == ("-", UID, "-", "-"))
+    # BEEP 0 is within PROTOCOL.md's bounds (ms 0-60000): it silences the buzzer
     ok = [host.send("LED", 3, "00FF00"), host.send("TEXT", 1, " a  b "), host.send("BEEP", 80),
-          host.send("CFG", "poll_ms", 15)]
+          host.send("CFG", "poll_ms", 15), host.send("BEEP", 0)]
     bad = [host.send("LED", 8, "00FF00"), host.send("TEXT", 4, "x"), host.send("CFG", "speed", 1),
-           host.send("BEEP", 0)]
+           host.send("BEEP", 60001), host.send("TEXT", 0, "x" * 21), host.send("CFG", "poll_ms", 60001)]
     for seq in ok:
         assert host.wait(lambda f: f.verb == "ACK" and f.fields == (str(seq),)), seq
     for seq in bad:
         assert host.wait(lambda f: f.verb == "NAK" and f.fields == (str(seq), "BADARG")), seq
-    assert emu.leds == {3: "00FF00"} and emu.text_rows == {1: " a  b "} and emu.beeps == [80]
+    assert emu.leds == {3: "00FF00"} and emu.text_rows == {1: " a  b "} and emu.beeps == [80, 0]
     assert emu.cfg == {"poll_ms": 15} and emu.poll_ms == 15
     assert s_hello in [f.seq for f in emu.received]
 
