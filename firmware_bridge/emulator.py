@@ -35,7 +35,7 @@ from controller.core.cards import DECK, Card, parse_card, seat_names, zone_names
 from controller.core.errors import CardError, EventError
 from controller.core.events import TableEvent, normalise_uid, placed, read_events, removed
 
-from .codec import MAX_FRAME, PROTO_VERSION, Frame, FrameError, decode_line
+from .codec import MAX_FRAME, MAX_READERS, PROTO_VERSION, Frame, FrameError, decode_line
 from .firmware.hub import CFG_DEFAULTS, HB_MS, STATE_MS, Hub
 from .mpfake.devices import HubTicks, RecordingBuzzer, RecordingDisplay, RecordingLeds, VirtualReader
 
@@ -164,8 +164,8 @@ class HubEmulator:
                  absent_ms: int | None = None, poll_ms: int | None = None, *, proto: int = PROTO_VERSION,
                  hb_ms: int = HB_MS, state_ms: int = STATE_MS, leds: int = 8, edge_ms: bool = True,
                  realtime: bool = True):
-        if readers < 1:
-            raise ValueError(f"readers must be at least 1, got {readers}")
+        if not 1 <= readers <= MAX_READERS:
+            raise ValueError(f"readers must be 1-{MAX_READERS} (PROTOCOL.md), got {readers}")
         self.readers = readers
         self.fw_version = fw_version
         self.boot_id = boot_id or new_boot_id()
@@ -793,6 +793,8 @@ def cli_main(argv: list[str]) -> int:
     parser.add_argument("--players", type=int, choices=(3, 4), default=3,
                         help="players for --simulate (default 3; zones become seat1..seatN,prikup)")
     parser.add_argument("--seed", type=int, help="random seed for --simulate")
+    parser.add_argument("--no-edge-ms", action="store_true",
+                        help="emulate a hub whose STATE carries no @edge_ms (the host must guess orders)")
     if argv[:1] == ["--"]:                    # `preftable hub-emulator -- --pty …`
         argv = argv[1:]
     args = parser.parse_args(argv)
@@ -801,8 +803,8 @@ def cli_main(argv: list[str]) -> int:
     if args.simulate:
         args.zones = ",".join(zone_names(args.players))
     zones = [z.strip() for z in args.zones.split(",") if z.strip()]
-    if args.readers < 1:
-        parser.error("--readers must be at least 1")
+    if not 1 <= args.readers <= MAX_READERS:
+        parser.error(f"--readers must be 1-{MAX_READERS}")
     try:
         deck = load_deck_cards(args.deck) if args.deck else None
     except (OSError, tomllib.TOMLDecodeError, CardError, AttributeError) as exc:
@@ -814,12 +816,16 @@ def cli_main(argv: list[str]) -> int:
             with open(args.script, encoding="utf-8") as fh:
                 events = list(read_events(fh, zones, on_error=lambda n, msg: print(
                     f"hub-emulator: {args.script}:{n}: {msg}", file=sys.stderr)))
-        except (OSError, EventError) as exc:
+        except (OSError, EventError, OverflowError) as exc:   # OverflowError: a 400-digit t
             print(f"hub-emulator: cannot read script {args.script}: {exc}", file=sys.stderr)
             return 2
     if args.simulate:
         events = simulate_deals(args.players, args.simulate, args.seed)
-    emulator = HubEmulator(readers=max(args.readers, len(zones)) if events else args.readers)
+    readers = max(args.readers, len(zones)) if events else args.readers
+    if readers > MAX_READERS:
+        print(f"hub-emulator: {len(zones)} zones, a hub has at most {MAX_READERS} readers", file=sys.stderr)
+        return 2
+    emulator = HubEmulator(readers=readers, edge_ms=not args.no_edge_ms)
     try:
         if args.tcp is not None:
             host, port = emulator.serve_tcp(args.host, args.tcp)
