@@ -421,7 +421,7 @@ class HubEmulator:
     def place(self, reader: int, uid: str) -> None:
         """Lay tag ``uid`` on ``reader`` (it replaces whatever lay there)."""
         with self._lock:
-            self._readers[self._reader(reader)].tag = uid.upper()
+            self._readers[self._reader(reader)].tag = _tag_uid(uid)
 
     def remove(self, reader: int, uid: str | None = None) -> None:
         """Lift the tag (``uid``, if given, must be the one there) off ``reader``."""
@@ -449,7 +449,7 @@ class HubEmulator:
         was written (for latency figures)."""
         with self._lock:
             r = self._reader(reader)
-            uid = None if uid is None else uid.upper()
+            uid = None if uid is None else _tag_uid(uid)
             self._readers[r].tag = uid
             hub = self._hub
             if hub is None:
@@ -482,7 +482,9 @@ class HubEmulator:
             edges = 0
             try:
                 while edges < count:
-                    want = uid.upper() if hub.tracks[r].uid is None else None
+                    if self._readers[r].failed:
+                        raise RuntimeError(f"burst() on failed reader {reader}")
+                    want = _tag_uid(uid) if hub.tracks[r].uid is None else None
                     self._readers[r].tag = want
                     while hub.tracks[r].uid != want:
                         self.clock.advance(1)
@@ -619,7 +621,7 @@ class HubEmulator:
         for event in events:
             if event.event not in ("placed", "removed") or event.zone not in by_zone:
                 continue
-            uid = event.uid if event.uid is not None else uid_of[str(event.card)]
+            uid = _tag_uid(event.uid if event.uid is not None else uid_of[str(event.card)])
             plan.append((event.t / speed, event.event, by_zone[event.zone], uid))
 
         def run() -> None:
@@ -677,6 +679,14 @@ class HubEmulator:
     def _write(self, data: bytes, wait: float = WRITE_WAIT) -> bool:
         transport = self._transport
         return transport is not None and transport.write(data, wait)
+
+
+def _tag_uid(uid: str) -> str:
+    """A tag's UID as the readers give it: 4, 7 or 10 bytes of hex (PROTOCOL.md)."""
+    text = str(uid).upper()
+    if len(text) not in (8, 14, 20) or any(c not in "0123456789ABCDEF" for c in text):
+        raise ValueError(f"a tag's uid is 8, 14 or 20 hex digits (4, 7 or 10 bytes), got {uid!r}")
+    return text
 
 
 class _Line:
@@ -837,7 +847,12 @@ def cli_main(argv: list[str]) -> int:
         print(f"hub-emulator: cannot serve: {exc}", file=sys.stderr)
         return 2
     if events:
-        emulator.play(events, zones, deck, speed=args.speed)
+        try:
+            emulator.play(events, zones, deck, speed=args.speed)
+        except ValueError as exc:                 # a uid no tag can have
+            print(f"hub-emulator: cannot play {args.script or 'the simulation'}: {exc}", file=sys.stderr)
+            emulator.close()
+            return 2
         print(f"# playing {len(events)} table events on readers {', '.join(zones)}",
               file=sys.stderr, flush=True)
     if threading.current_thread() is threading.main_thread():
