@@ -29,6 +29,7 @@ TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
 
 SUIT_NAMES = {"s": "spades", "c": "clubs", "d": "diamonds", "h": "hearts", "n": "no trumps"}
+RANK_NAMES = {"J": "jack", "Q": "queen", "K": "king", "A": "ace"}
 BIDS = tuple(f"{level}{strain}" for level in range(6, 11) for strain in "scdhn")
 WHIST_CALLS = ("whist", "pass", "half")
 WHIST_MODES = ("open", "closed")
@@ -49,7 +50,7 @@ def card_html(code: object) -> Markup:
     rank, suit = text[:-1], text[-1:]
     if suit not in SUIT_SYMBOLS or rank not in RANKS:
         return Markup('<span class="card">{}</span>').format(text)
-    words = f"{rank} of {SUIT_NAMES[suit]}"
+    words = f"{RANK_NAMES.get(rank, rank)} of {SUIT_NAMES[suit]}"
     return Markup('<span class="card suit-{s}" data-card="{c}" title="{w}">'
                   '<span aria-hidden="true">{r}{sym}</span><span class="sr">{w}</span></span>'
                   ).format(s=suit, c=text, w=words, r=rank, sym=SUIT_SYMBOLS[suit])

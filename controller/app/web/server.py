@@ -97,6 +97,7 @@ class WebServer:
         self._stopping: asyncio.Event | None = None
         self._started = threading.Event()
         self.error: BaseException | None = None
+        self._loop_errors: set[str] = set()
         self.socket: socket.socket | None = None
         self.counters = {"published": 0, "viewers_max": 0, "controls": 0, "refused": 0}
 
@@ -174,9 +175,10 @@ class WebServer:
             self.error = exc.strerror or exc
             self._started.set()
             return
-        runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+        self._loop.set_exception_handler(self._loop_error)
+        runner = web.AppRunner(self.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
-        await web.SockSite(runner, self.socket, shutdown_timeout=1.0).start()
+        await web.SockSite(runner, self.socket).start()
         log.info("web: the table page is at %s", self.url)
         self._started.set()
         try:
@@ -185,6 +187,14 @@ class WebServer:
             for viewer in list(self._viewers):
                 viewer.wake.set()
             await runner.cleanup()
+
+    def _loop_error(self, loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        """Errors inside the web loop (a dead listener retried every second...): logged once per kind."""
+        exc = context.get("exception")
+        kind = f"{context.get('message')}:{type(exc).__name__}"
+        if kind not in self._loop_errors:
+            self._loop_errors.add(kind)
+            log.error("web: %s (%s); the table goes on", context.get("message"), exc)
 
     def _update(self, state: Mapping[str, Any]) -> None:
         self.state = dict(state)

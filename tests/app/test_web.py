@@ -1,0 +1,234 @@
+"""The live table page in a real browser (issue 13): Debian's Chromium, driven by Playwright.
+
+The table is real (emulated hub on a pty, the host link, the service loop, the bus, the web
+server on its own thread); only the players are simulated.  Every wait is on the DOM or on a
+file's contents; the one timing bound (a card on the page within 1 s of the hub's SEEN frame)
+is the issue's requirement, measured as the limit of a wait, never a sleep.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from controller.app.sim import Noise, TableSimulator
+from web_table import CHROMIUM, LiveTable, launch_browser, wait_live
+
+pytestmark = [pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
+              pytest.mark.timeout(180)]
+
+sync_api = pytest.importorskip("playwright.sync_api")
+
+NAMES = {"seat1": "Anna", "seat2": "<script>alert(1)</script>", "seat3": "Vera & Co"}
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    with sync_api.sync_playwright() as playwright:
+        context = launch_browser(playwright, str(tmp_path_factory.mktemp("chromium-profile")))
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def page(browser):
+    browser.clear_cookies()
+    page = browser.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.dialogs = dialogs
+    yield page
+    page.close()
+
+
+@pytest.fixture
+def table(tmp_path):
+    live = LiveTable(tmp_path / "logs", names=NAMES)
+    yield live
+    live.close()
+
+
+def unlock(page, table) -> None:
+    """Enter the PIN in the page's form, as a player does once per phone."""
+    page.get_by_label("Table PIN").fill(table.pin)
+    page.get_by_role("button", name="Unlock").click()
+    page.wait_for_selector("form[data-event=button]")
+
+
+def test_card_on_the_page_within_1s_of_the_seen_frame(page, table):
+    page.goto(table.url)
+    wait_live(page)
+    uid = table.lay("prikup", "7s")       # a raspasovka opens with the prikup's card
+    # The hub reports a tag after two polls; that is the hub's time, not the page's.
+    seen_at = table.hub.wait_seen(uid, 20)
+    assert seen_at is not None, "the emulated hub never sent SEEN"
+    # Issue 13: the page shows the card within 1 s of the SEEN frame.  The wait below is bounded
+    # by what is left of that second: generous (pty -> link -> loop -> bus -> web loop -> SSE ->
+    # Chromium takes tens of ms even on a loaded 2-core box) and honest (it measures from the
+    # frame itself, and a miss fails the test instead of being retried).
+    left_ms = max(1.0, (1.0 - (time.time() - seen_at)) * 1000)
+    page.wait_for_selector('[data-zone="prikup"] [data-card="7s"]', timeout=left_ms)
+    assert "7 of spades" in page.inner_text('[data-zone="prikup"]')
+
+
+def test_a_whole_deal_gives_the_page_the_summary_trick_counts(page, table):
+    sim = TableSimulator(table.game, seed=3, deck=table.deck, noise=Noise(), step_s=1.0, gather_s=4.0,
+                         min_gap_s=1.0)
+    events = list(sim.deal())
+    page.goto(table.url.rstrip("/") + "/history")
+    wait_live(page)
+    table.hub.play(events, table.zones, {}, speed=10)
+    # The deal's entry appears on the history page by the live stream when the deal ends.
+    page.wait_for_selector('details[data-deal="1"]', timeout=120_000)
+    shown = {seat: int(page.inner_text(f'details[data-deal="1"] [data-taken="{seat}"]')) for seat in table.seats}
+    summary = table.service.tracker.summary()
+    assert shown == summary["deals"][0]["taken"]
+    assert sum(shown.values()) == 10
+    page.click('details[data-deal="1"] summary')
+    assert page.locator('details[data-deal="1"] ol.tricks li').count() == 10
+
+
+def post_control(url: str, line: dict, cookie: str | None = None) -> tuple[int, dict]:
+    request = urllib.request.Request(url.rstrip("/") + "/api/control", data=json.dumps(line).encode(),
+                                     headers={"Content-Type": "application/json",
+                                              **({"Cookie": cookie} if cookie else {})}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as err:
+        return err.code, json.load(err)
+
+
+def wait_for_line(table, needle: str, timeout: float = 20.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if needle in table.events_text():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_control_without_the_pin_is_refused_and_with_it_reaches_the_game_log(page, table):
+    page.goto(table.url)
+    wait_live(page)
+    # Read-only: no buttons on the page, and the API answers 401.
+    assert page.locator("form[data-event=button]").count() == 0
+    status, answer = post_control(table.url, {"event": "button", "button": "undo"})
+    assert status == 401 and "PIN" in answer["error"]
+    # A wrong PIN is refused too.
+    page.get_by_label("Table PIN").fill("0000")
+    page.get_by_role("button", name="Unlock").click()
+    page.wait_for_selector("text=Wrong PIN")
+    assert page.locator("form[data-event=button]").count() == 0
+    unlock(page, table)
+    cookie = next(c for c in page.context.cookies() if c["name"] == "preftable_pin")
+    assert cookie["httpOnly"] and cookie["expires"] > time.time() + 86400
+    page.get_by_role("button", name="Confirm").click()
+    page.wait_for_selector("#control-status:has-text('sent')")
+    assert wait_for_line(table, '"event": "button", "button": "confirm"')
+    lines = [json.loads(x) for x in table.events_text().splitlines() if x.strip()]
+    button = [x for x in lines if x.get("event") == "button"]
+    assert button[-1]["button"] == "confirm" and isinstance(button[-1]["t"], float)
+    # Bad lines are refused with the field named, and nothing reaches the log.
+    token = f"preftable_pin={cookie['value']}"
+    assert post_control(table.url, {"event": "button", "button": "explode"}, token)[0] == 400
+    status, answer = post_control(table.url, {"t": 1, "event": "button", "button": "undo"}, token)
+    assert status == 400 and "'t'" in answer["error"]
+    status, answer = post_control(table.url, {"event": "placed", "zone": "seat1", "card": "7s"}, token)
+    assert status == 400 and "readers" in answer["error"]
+    assert sum(1 for x in table.events_text().splitlines() if '"button"' in x) == 1
+
+
+def no_overflow(page) -> dict:
+    return page.evaluate("""() => ({scroll: document.documentElement.scrollWidth,
+                                     client: document.documentElement.clientWidth,
+                                     widest: Math.max(...[...document.querySelectorAll('body *')]
+                                                      .map(e => e.getBoundingClientRect().right))})""")
+
+
+@pytest.mark.parametrize("width", [360, 1280])
+def test_no_horizontal_overflow_and_screenshots(page, table, tmp_path, width):
+    page.set_viewport_size({"width": width, "height": 800})
+    page.goto(table.url)
+    wait_live(page)
+    unlock(page, table)
+    table.lay("prikup", "10h")
+    page.wait_for_selector('[data-zone="prikup"] [data-card="10h"]', timeout=20_000)
+    table.lay("seat3", "Qd")                  # out of turn (seat2 is to play): an alert to confirm
+    page.wait_for_selector('[data-zone="seat3"] [data-card="Qd"]', timeout=20_000)
+    page.wait_for_selector(".alerts")
+    for path in ("/", "/pulka", "/history", "/sessions"):
+        page.goto(table.url.rstrip("/") + path)
+        page.wait_for_load_state("load")
+        measured = no_overflow(page)
+        assert measured["scroll"] <= measured["client"], (path, measured)
+        assert measured["widest"] <= measured["client"] + 0.5, (path, measured)
+        name = "table" if path == "/" else path.strip("/")
+        page.screenshot(path=str(tmp_path / f"{name}-{width}.png"), full_page=True)
+    print(f"screenshots in {tmp_path}")
+
+
+def test_a_player_called_script_is_shown_as_text(page, table):
+    page.goto(table.url)
+    wait_live(page)
+    seat2 = page.inner_text('[data-zone="seat2"] .name')
+    assert seat2 == NAMES["seat2"]
+    assert page.inner_text('[data-zone="seat3"] .name') == "Vera & Co"
+    # The name is text in the DOM: no script element came from it, and no dialog opened.
+    assert page.evaluate("document.querySelectorAll('script').length") == 1
+    table.lay("seat2", "8c")
+    page.wait_for_selector('[data-zone="seat2"] [data-card="8c"]', timeout=20_000)
+    assert page.inner_text('[data-zone="seat2"] .name') == NAMES["seat2"]
+    page.goto(table.url.rstrip("/") + "/pulka")
+    assert NAMES["seat2"] in page.inner_text("#settlement")
+    assert page.dialogs == []
+
+
+def test_killing_the_web_listener_leaves_the_table_running(page, table):
+    page.goto(table.url)
+    wait_live(page)
+    listener = table.web.server.socket
+    # Kill the listening socket under the web server (as a crashed or firewalled server would).
+    listener.shutdown(socket.SHUT_RDWR)
+    with pytest.raises(OSError):
+        urllib.request.urlopen(table.url, timeout=5)
+    # The table plays on: the log grows and the hub's LED of the seat to play lights.
+    assert table.hub.leds.get(1) != "00C000"
+    uid = table.lay("prikup", "9d")
+    assert table.hub.wait_seen(uid, 20) is not None
+    assert wait_for_line(table, '"zone": "prikup", "event": "placed"')
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and table.hub.leds.get(1) != "00C000":   # seat2 to play: green
+        time.sleep(0.05)
+    assert table.hub.leds.get(1) == "00C000"
+    assert table.thread.is_alive() and table.service.tracker.deal.expected == "seat2"
+
+
+def test_the_accessibility_tree_labels_every_control(page, table):
+    page.goto(table.url)
+    wait_live(page)
+    unlock(page, table)
+    # Chromium's own accessibility tree (what a screen reader gets), over the DevTools protocol.
+    cdp = page.context.new_cdp_session(page)
+    nodes = cdp.send("Accessibility.getFullAXTree")["nodes"]
+    roles = ("button", "combobox", "textbox", "link", "listbox", "checkbox", "radio")
+    controls = [{"role": n["role"]["value"], "name": (n.get("name") or {}).get("value", "")}
+                for n in nodes if not n.get("ignored") and n.get("role", {}).get("value") in roles]
+    assert {n["name"] for n in controls if n["role"] == "button"} >= {"Undo", "Confirm", "New deal"}
+    assert {n["name"] for n in controls if n["role"] == "link"} >= {"Table", "Pulka", "History", "Sessions"}
+    assert all(n["name"].strip() for n in controls), [n for n in controls if not n["name"].strip()]
+    # The check itself works: an unlabelled input would be reported.
+    page.evaluate("document.body.appendChild(document.createElement('input'))")
+    nodes = cdp.send("Accessibility.getFullAXTree")["nodes"]
+    assert any(n.get("role", {}).get("value") == "textbox" and not (n.get("name") or {}).get("value")
+               for n in nodes if not n.get("ignored"))
