@@ -12,7 +12,6 @@ are imported only when such an output is built.
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from typing import Protocol, Sequence
 
@@ -141,19 +140,3 @@ class HubOutputs(IndicationOutput):
                     self.link.text(row, text)
         if ind.beep_ms:
             self.link.beep(ind.beep_ms)
-
-
-def build_outputs(settings, link=None, factory=None, stream=None):
-    """The outputs the settings ask for (display, GPIO LEDs and buzzer, the hub's)."""
-    outputs = []
-    if settings.display == "terminal":
-        from hw.display import TerminalDisplay
-        outputs.append(DisplayOutput(TerminalDisplay(stream or sys.stdout)))
-    elif settings.display == "serial":
-        from hw.display import SerialDisplay
-        outputs.append(DisplayOutput(SerialDisplay(settings.display_port, baudrate=settings.display_baudrate)))
-    if link is not None:
-        outputs.append(HubOutputs(link, settings.game.table.seats, display=settings.display == "hub"))
-    if factory is not None and (settings.gpio_leds or settings.gpio_buzzer is not None):
-        outputs.append(GpioOutputs(factory, dict(settings.gpio_leds), settings.gpio_buzzer))
-    return outputs
