@@ -43,6 +43,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     ctx.clock, ctx.deck, ctx.skip, ctx.session = service.clock, service.tracker.deck, service.replayed, \
         session.folder.name
     source = backends.reader(settings.backend).source(settings.readers, ctx)
+    ctx.service = service
     service.outputs = backends.build_outputs(ctx)
 
     def on_term(signum, frame):

@@ -12,11 +12,12 @@ import threading
 import time
 from pathlib import Path
 
+from controller.app.backends.display import DisplayConfig
+from controller.app.backends.hub import HubConfig, HubSource
 from controller.app.outputs import HubOutputs
 from controller.app.service import TableService
 from controller.app.settings import Settings
 from controller.app.sim import make_deck
-from controller.app.sources import HubSource
 from controller.app.web import WebConfig, for_service
 from controller.core.config import GameConfig, Table
 from firmware_bridge.emulator import HubEmulator
@@ -59,11 +60,12 @@ class LiveTable:
         self.uid = {str(card): uid for uid, card in self.deck.cards.items()}
         self.hub = RecordingHub(readers=len(self.zones), absent_ms=300, poll_ms=20)
         path = self.hub.open_pty()
-        settings = Settings(game=self.game, backend="hub", hub_port=path, hub_zones=self.zones, display="none")
+        settings = Settings(game=self.game, backend="hub", sections={
+            "hub": HubConfig(port=path, zones=self.zones), "display": DisplayConfig("none")})
         self.log_dir = Path(log_dir)
         self.service = TableService(settings, self.deck, self.log_dir)
         self.session = self.service.open_session(new=True)
-        self.source = HubSource(settings, self.service.clock)
+        self.source = HubSource(self.game, settings.section("hub"), self.service.clock)
         self.pin = pin
         self.web = for_service(self.service, WebConfig(port=0, pin=pin)) if web else None
         self.service.outputs = [HubOutputs(self.source.link, self.seats, display=True), *extra_outputs]

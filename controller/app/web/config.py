@@ -17,12 +17,16 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ...core.config import check_bool, check_known_keys, check_str, check_table
-from ...core.errors import ConfigError
+from ...core.errors import ConfigError, PreftableError
 
 SECTION = "web"
 KEYS = ("listen", "pin", "names_from_config")
 DEFAULT_LISTEN = "127.0.0.1:8080"
 _PIN = re.compile(r"[0-9]{4,12}")
+
+
+class WebError(PreftableError, OSError):
+    """The web server could not start (the address is taken, not allowed...)."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +64,9 @@ def parse_listen(value: object, key: str = "web.listen") -> tuple[str, int]:
     return host, port
 
 
-def parse(section: Mapping[str, Any] | None) -> WebConfig:
-    """Validate a decoded ``[web]`` table (None or absent: the defaults)."""
+def parse(section: Mapping[str, Any] | None, game=None) -> WebConfig:
+    """Validate a decoded ``[web]`` table (None or empty: the defaults); ``game`` is the
+    registry's calling convention and not needed here."""
     if section is None:
         return WebConfig()
     section = check_table(section, SECTION)
@@ -83,4 +88,4 @@ def parse(section: Mapping[str, Any] | None) -> WebConfig:
     return WebConfig(**kw)
 
 
-__all__ = ["WebConfig", "parse", "parse_listen", "SECTION", "KEYS", "DEFAULT_LISTEN"]
+__all__ = ["WebConfig", "WebError", "parse", "parse_listen", "SECTION", "KEYS", "DEFAULT_LISTEN"]

@@ -41,6 +41,7 @@ from ...core.errors import EventError, LogError, PreftableError
 from ...core.events import PLACED, REMOVED, TableEvent, event_from_dict
 from ...store.gamelog import EVENTS, SUMMARY, SessionLog
 from .. import report
+from .config import WebError
 from .pages import PARTS, STATIC, Pages
 from .pin import COOKIE, PinGate
 
@@ -55,10 +56,6 @@ _SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
-
-
-class WebError(PreftableError, OSError):
-    """The web server could not start (the address is taken, not allowed...)."""
 
 
 def _json(data: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> web.Response:
