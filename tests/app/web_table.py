@@ -52,7 +52,7 @@ class LiveTable:
     """One running table (see the module docstring); ``close()`` stops it all."""
 
     def __init__(self, log_dir: Path, *, names: dict | None = None, players: int = 3, pin: str = "4321",
-                 web: bool = True, extra_outputs=()):
+                 web: bool = True, wrap_link=None):
         self.game = GameConfig(Table(players=players, names=names or {}))
         self.seats = self.game.table.seats
         self.zones = tuple(self.seats) + ("prikup",)
@@ -68,7 +68,8 @@ class LiveTable:
         self.source = HubSource(self.game, settings.section("hub"), self.service.clock)
         self.pin = pin
         self.web = for_service(self.service, WebConfig(port=0, pin=pin)) if web else None
-        self.service.outputs = [HubOutputs(self.source.link, self.seats, display=True), *extra_outputs]
+        link = wrap_link(self.source.link) if wrap_link else self.source.link    # the bench stamps commands
+        self.service.outputs = [HubOutputs(link, self.seats, display=True)]
         if self.web is not None:
             self.service.outputs.append(self.web)
         self.thread = threading.Thread(target=self.service.run, args=(self.source,), name="table loop",
@@ -111,4 +112,5 @@ def launch_browser(playwright, user_data_dir: str | None = None):
 
 def wait_live(page, timeout_ms: float = 15000) -> None:
     """Until the page's event stream is open (its status line says so)."""
-    page.wait_for_function("document.getElementById('live-status').textContent === 'live'", timeout=timeout_ms)
+    page.wait_for_function("() => document.getElementById('live-status').textContent === 'live'",
+                           timeout=timeout_ms)

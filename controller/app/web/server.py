@@ -89,6 +89,7 @@ class WebServer:
         self.version = 0
         self._viewers: set[_Viewer] = set()
         self._parts_cache: dict[tuple[str, bool], tuple[int, str]] = {}
+        self._messages: dict[tuple, tuple[int, str]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._stopping: asyncio.Event | None = None
@@ -346,16 +347,33 @@ class WebServer:
     async def _send_update(self, stream, wanted: list[str], authorised: bool, sent: dict[str, str]) -> None:
         """The state to one viewer: the snapshot JSON, or the fragments that changed since its last one."""
         if not wanted:
-            await stream.send(json.dumps(self.state, ensure_ascii=False), event="state")
+            await stream.send(self._message("state", (), authorised, {}), event="state")
             return
         changed = {}
         for name in wanted:
             html = self.render_part(name, authorised)
             if sent.get(name) != html:
-                changed[name] = sent[name] = html
+                changed[name] = html
         if changed:
-            await stream.send(json.dumps({"seq": self.state.get("seq", 0), "session": self.state.get("session", ""),
-                                          "parts": changed}, ensure_ascii=False), event="parts")
+            sent.update(changed)
+            await stream.send(self._message("parts", tuple(sorted(changed)), authorised, changed), event="parts")
+
+    def _message(self, kind: str, names: tuple[str, ...], authorised: bool, parts: dict[str, str]) -> str:
+        """One event's data, encoded once per state version for every viewer that needs the same
+        (50 phones cost one rendering and one encoding, not fifty)."""
+        key = (kind, names, authorised and "controls" in names)
+        cached = self._messages.get(key)
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        if kind == "state":
+            text = json.dumps(self.state, ensure_ascii=False)
+        else:
+            text = json.dumps({"seq": self.state.get("seq", 0), "session": self.state.get("session", ""),
+                               "parts": parts}, ensure_ascii=False)
+        if len(self._messages) > 64:
+            self._messages.clear()
+        self._messages[key] = (self.version, text)
+        return text
 
     async def api_control(self, request: web.Request) -> web.Response:
         if not self.authorised(request):
