@@ -514,6 +514,7 @@ PULKA_CSS = """
 .pulka h1 { color: var(--head); font-size: 1.4em; margin: .3em 0; overflow-wrap: anywhere; }
 .pulka h2 { color: var(--head); font-size: 1.15em; margin-top: 1.2em; }
 .pulka figure { margin: 0; }
+.pulka figcaption { font-size: .85em; opacity: .8; margin-top: .3em; }
 .pulka figure svg { display: block; width: 100%; max-width: 760px; height: auto; background: #fff;
   border-radius: 4px; box-shadow: 0 1px 4px #0003; }
 .pulka table { border-collapse: collapse; margin-top: .5em; width: 100%; max-width: 760px; table-layout: fixed; }

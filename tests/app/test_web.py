@@ -232,3 +232,44 @@ def test_the_accessibility_tree_labels_every_control(page, table):
     nodes = cdp.send("Accessibility.getFullAXTree")["nodes"]
     assert any(n.get("role", {}).get("value") == "textbox" and not (n.get("name") or {}).get("value")
                for n in nodes if not n.get("ignored"))
+
+
+@pytest.mark.parametrize("width", [360, 1280])
+def test_the_reports_pulka_html_is_the_same_responsive_page_from_a_file(page, tmp_path, width):
+    from controller.app.report import write_report
+    from controller.core.config import GameConfig, Table
+    from controller.core.tracker import DealTracker
+
+    game = GameConfig(Table(players=3, names={"seat1": "Anna Karenina-Vronskaya", "seat2": "Boris", "seat3": "Vera"}))
+    sim = TableSimulator(game, seed=12, noise=Noise())
+    tracker = DealTracker(game)
+    for event in sim.deals(4):
+        tracker.feed(event)
+    paths = write_report(tracker.report_summary(), tmp_path, names=dict(game.table.names))
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url))
+    page.set_viewport_size({"width": width, "height": 800})
+    page.goto(paths["html"].as_uri())
+    page.wait_for_load_state("load")
+    assert [url for url in fetched if not url.startswith("file:")] == []      # nothing from elsewhere
+    measured = no_overflow(page)
+    assert measured["scroll"] <= measured["client"] and measured["widest"] <= measured["client"] + 0.5, measured
+    svg = page.locator("figure svg").bounding_box()
+    assert svg["width"] <= width and svg["width"] >= min(width, 760) - 60     # the sheet uses the width
+    assert page.locator("#settlement tr").count() == 4 and page.locator("#deals tr").count() == 5
+    page.screenshot(path=str(tmp_path / f"pulka-html-{width}.png"), full_page=True)
+
+
+def test_dark_mode_is_followed(page, table, tmp_path):
+    page.emulate_media(color_scheme="dark")
+    page.set_viewport_size({"width": 360, "height": 800})
+    page.goto(table.url)
+    wait_live(page)
+    table.lay("prikup", "Kh")
+    page.wait_for_selector('[data-zone="prikup"] [data-card="Kh"]', timeout=20_000)
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    text = page.evaluate("getComputedStyle(document.body).color")
+    assert background == "rgb(18, 21, 27)" and text == "rgb(230, 230, 230)"
+    page.screenshot(path=str(tmp_path / "table-dark-360.png"), full_page=True)
+    page.emulate_media(color_scheme="light")
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(246, 244, 238)"
