@@ -273,3 +273,30 @@ def test_dark_mode_is_followed(page, table, tmp_path):
     page.screenshot(path=str(tmp_path / "table-dark-360.png"), full_page=True)
     page.emulate_media(color_scheme="light")
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(246, 244, 238)"
+
+
+def test_a_stuck_web_server_does_not_delay_the_table(page, table):
+    page.goto(table.url)
+    wait_live(page)
+    stuck, release = threading.Event(), threading.Event()
+
+    def hang() -> None:            # the web loop blocks, as a server stuck in a slow call would
+        stuck.set()
+        release.wait(60)
+
+    table.web.server._loop.call_soon_threadsafe(hang)
+    assert stuck.wait(10)
+    try:
+        uid = table.lay("prikup", "Jc")
+        assert table.hub.wait_seen(uid, 20) is not None
+        # While the web loop cannot run at all, the card is logged and the seat's LED lights.
+        assert wait_for_line(table, '"zone": "prikup", "event": "placed"')
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and table.hub.leds.get(1) != "00C000":
+            time.sleep(0.05)
+        assert table.hub.leds.get(1) == "00C000"
+        assert not release.is_set() and page.locator('[data-card="Jc"]').count() == 0
+    finally:
+        release.set()
+    # Let go, the page catches up with the newest state.
+    page.wait_for_selector('[data-zone="prikup"] [data-card="Jc"]', timeout=20_000)

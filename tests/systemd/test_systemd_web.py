@@ -94,3 +94,11 @@ def test_the_installer_opens_no_port():
     script = INSTALL.read_text()
     for tool in ("ufw", "iptables", "nft ", "firewall-cmd", "ip6tables"):
         assert tool not in script, f"install.sh runs {tool}"
+
+
+def test_the_installed_config_skeleton_opens_the_page_to_the_lan_on_the_units_port():
+    from controller.app.settings import load_settings
+
+    web = load_settings(SYSTEMD / "config.toml").section("web")
+    assert (web.host, web.port) == ("0.0.0.0", 8080)
+    assert service_lines(UNIT.read_text())["SocketBindAllow"] == [f"tcp:{web.port}"]

@@ -88,6 +88,9 @@ class WebServer:
                                       "display": [], "leds": {}, "beep_ms": 0}
         self.version = 0
         self._viewers: set[_Viewer] = set()
+        self._handoff = threading.Lock()
+        self._pending: Mapping[str, Any] | None = None
+        self._scheduled = False
         self._parts_cache: dict[tuple[str, bool], tuple[int, str]] = {}
         self._messages: dict[tuple, tuple[int, str]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -102,12 +105,20 @@ class WebServer:
     # ------------------------------------------------------------------ the table's side (any thread)
 
     def publish(self, state: Mapping[str, Any]) -> None:
-        """Hand the newest snapshot (``to_dict()``) to the web loop; never blocks, never raises."""
+        """Hand the newest snapshot (``to_dict()``) to the web loop; never blocks, never raises.
+
+        Only the newest is kept: a stuck web loop holds one pending state, not a growing queue.
+        """
         loop = self._loop
         if loop is None:
             return
+        with self._handoff:
+            self._pending = state
+            if self._scheduled:
+                return
+            self._scheduled = True
         try:
-            loop.call_soon_threadsafe(self._update, state)
+            loop.call_soon_threadsafe(self._take_pending)
         except RuntimeError:            # the loop has closed: the web is down, the table goes on
             pass
 
@@ -193,6 +204,12 @@ class WebServer:
         if kind not in self._loop_errors:
             self._loop_errors.add(kind)
             log.error("web: %s (%s); the table goes on", context.get("message"), exc)
+
+    def _take_pending(self) -> None:
+        with self._handoff:
+            state, self._pending, self._scheduled = self._pending, None, False
+        if state is not None:
+            self._update(state)
 
     def _update(self, state: Mapping[str, Any]) -> None:
         self.state = dict(state)
