@@ -214,24 +214,43 @@ def test_killing_the_web_listener_leaves_the_table_running(page, table):
     assert table.thread.is_alive() and table.service.tracker.deal.expected == "seat2"
 
 
-def test_the_accessibility_tree_labels_every_control(page, table):
-    page.goto(table.url)
-    wait_live(page)
-    unlock(page, table)
-    # Chromium's own accessibility tree (what a screen reader gets), over the DevTools protocol.
+def ax_controls(page) -> list[dict]:
+    """The controls in Chromium's own accessibility tree (what a screen reader gets), over CDP."""
     cdp = page.context.new_cdp_session(page)
     nodes = cdp.send("Accessibility.getFullAXTree")["nodes"]
     roles = ("button", "combobox", "textbox", "link", "listbox", "checkbox", "radio")
-    controls = [{"role": n["role"]["value"], "name": (n.get("name") or {}).get("value", "")}
-                for n in nodes if not n.get("ignored") and n.get("role", {}).get("value") in roles]
+    return [{"role": n["role"]["value"], "name": (n.get("name") or {}).get("value", "")}
+            for n in nodes if not n.get("ignored") and n.get("role", {}).get("value") in roles]
+
+
+def test_the_accessibility_tree_labels_every_control(page, table):
+    page.goto(table.url)
+    wait_live(page)
+    locked = ax_controls(page)
+    assert {"name": "Table PIN (to enter bids and buttons)", "role": "textbox"} in locked
+    unlock(page, table)
+    controls = ax_controls(page)
     assert {n["name"] for n in controls if n["role"] == "button"} >= {"Undo", "Confirm", "New deal"}
     assert {n["name"] for n in controls if n["role"] == "link"} >= {"Table", "Pulka", "History", "Sessions"}
-    assert all(n["name"].strip() for n in controls), [n for n in controls if not n["name"].strip()]
-    # The check itself works: an unlabelled input would be reported.
-    page.evaluate("document.body.appendChild(document.createElement('input'))")
-    nodes = cdp.send("Accessibility.getFullAXTree")["nodes"]
-    assert any(n.get("role", {}).get("value") == "textbox" and not (n.get("name") or {}).get("value")
-               for n in nodes if not n.get("ignored"))
+    assert all(n["name"].strip() for n in locked + controls), [n for n in controls if not n["name"].strip()]
+    # The check itself works: an unlabelled input is reported.
+    page.evaluate("() => document.body.appendChild(document.createElement('input'))")
+    assert any(n["role"] == "textbox" and not n["name"] for n in ax_controls(page))
+
+
+def test_the_accessibility_tree_labels_the_contract_controls(page, tmp_path):
+    from controller.core.config import Rules
+
+    table = LiveTable(tmp_path / "logs", rules=Rules(bidding=True))
+    try:
+        page.goto(table.url)
+        wait_live(page)
+        unlock(page, table)
+        controls = ax_controls(page)
+        assert {"role": "combobox", "name": "Seat"} in controls and {"role": "combobox", "name": "Bid"} in controls
+        assert all(n["name"].strip() for n in controls), [n for n in controls if not n["name"].strip()]
+    finally:
+        table.close()
 
 
 @pytest.mark.parametrize("width", [360, 1280])
@@ -300,3 +319,43 @@ def test_a_stuck_web_server_does_not_delay_the_table(page, table):
         release.set()
     # Let go, the page catches up with the newest state.
     page.wait_for_selector('[data-zone="prikup"] [data-card="Jc"]', timeout=20_000)
+
+
+def test_the_auction_entered_from_the_page_is_logged_as_the_tokens_lines(page, tmp_path):
+    from controller.core.config import Rules
+
+    table = LiveTable(tmp_path / "logs", names={"seat1": "Anna", "seat2": "Boris", "seat3": "Vera"},
+                      rules=Rules(bidding=True))
+    try:
+        page.goto(table.url)
+        wait_live(page)
+        unlock(page, table)
+        # seat2 (after the dealer) opens the auction: the page preselects whose call it is.
+        assert page.get_by_label("Seat", exact=True).input_value() == "seat2"
+        page.get_by_label("Bid", exact=True).select_option("6s")
+        page.get_by_role("button", name="Bid", exact=True).click()
+        page.wait_for_selector("#turn:has-text('Vera')")
+        for seat in ("seat3", "seat1"):
+            assert page.get_by_label("Seat", exact=True).input_value() == seat
+            page.get_by_label("Bid", exact=True).select_option("pass")
+            page.get_by_role("button", name="Bid", exact=True).click()
+            page.wait_for_selector(f"#turn:has-text('{'Anna' if seat == 'seat3' else 'Boris'}')")
+        page.wait_for_selector("form[data-event=contract]")
+        page.get_by_label("Game", exact=True).select_option("7h")
+        page.get_by_role("button", name="Name the game").click()
+        page.wait_for_selector("form[data-event=whist]")
+        assert "trumps" in page.inner_text("#table") and "hearts" in page.inner_text("#table")
+        page.get_by_label("Call", exact=True).select_option("whist")
+        page.get_by_role("button", name="Call", exact=True).click()
+        assert wait_for_line(table, '"event": "whist", "seat": "seat3", "call": "whist"')
+        lines = [json.loads(x) for x in table.events_text().splitlines() if x.strip()]
+        entered = [{k: v for k, v in x.items() if k != "t"} for x in lines if "kind" not in x]
+        assert entered == [{"event": "bid", "seat": "seat2", "bid": "6s"},
+                           {"event": "bid", "seat": "seat3", "bid": "pass"},
+                           {"event": "bid", "seat": "seat1", "bid": "pass"},
+                           {"event": "contract", "seat": "seat2", "game": "7h"},
+                           {"event": "whist", "seat": "seat3", "call": "whist"}]
+        # The tracker's own derived lines followed, as for lines from tokens.
+        assert any(x.get("kind") == "auction" and x.get("declarer") == "seat2" for x in lines)
+    finally:
+        table.close()

@@ -138,20 +138,41 @@ def test_the_table_fragment_shows_turn_cards_alerts_and_link_with_names_escaped(
     assert "Anna" not in plain and "Turn: <strong>seat2</strong>" in plain
 
 
-def test_contract_fields_and_their_controls_appear_in_their_phases():
-    deal = dict(state()["deal"], kind="contract", auction=[{"seat": "seat2", "bid": "6s"}], declarer="seat2",
-                game="7h", whisters=["seat3"], whist_mode="open", expected="seat3")
-    pages = Pages()
-    html = pages.part("table", state(phase="whisting", deal=deal))
-    assert "Phase: whisting" in html and "7 hearts" in html and "whisters" in html
-    assert "Call: <strong>Vera</strong>" in html
-    controls = pages.part("controls", state(phase="whisting", deal=deal), authorised=True)
-    assert 'data-event="whist"' in controls and 'data-event="whist_mode"' in controls
-    assert '<option value="seat3" selected>' in controls
-    auction = pages.part("controls", state(phase="auction", deal=deal), authorised=True)
-    assert 'data-event="bid"' in auction and 'value="10n"' in auction and 'value="misere"' in auction
-    assert 'data-event="contract"' in pages.part("controls", state(phase="contract", deal=deal), authorised=True)
-    assert "Read-only" in pages.part("controls", state(phase="auction", deal=deal), authorised=False)
+def test_contract_fields_and_their_controls_follow_a_real_auction():
+    """Snapshots of a real tracker with bidding on (FORMATS-contracts.md lines), rendered."""
+    from controller.core.config import GameConfig, Rules, Table
+    from controller.core.events import control
+    from controller.core.snapshot import SnapshotBuilder
+    from controller.core.tracker import DealTracker
+
+    game = GameConfig(Table(players=3, names={"seat1": "Anna", "seat2": "Boris", "seat3": "Vera"}),
+                      Rules(bidding=True))
+    tracker, builder, pages = DealTracker(game), SnapshotBuilder("s"), Pages(rules=game.rules)
+
+    def view(part, authorised=True):
+        return pages.part(part, builder.build(tracker, seq=0).to_dict(), authorised=authorised)
+
+    # Between deals with bidding on, the first line of a deal is a bid: seat2 (after the dealer) is preselected.
+    controls = view("controls")
+    assert 'data-event="bid"' in controls and '<option value="seat2" selected>' in controls
+    assert 'value="10n"' in controls and 'value="misere"' in controls and 'value="pass"' in controls
+    assert "Read-only" in view("controls", authorised=False)
+    tracker.feed(control(1.0, "bid", "6s", "seat2"))
+    table = view("table")
+    assert "Call: <strong>Vera</strong>" in table and "bid to beat" in table and "6 spades" in table
+    assert '<option value="seat3" selected>' in view("controls")
+    tracker.feed(control(2.0, "bid", "pass", "seat3"))
+    tracker.feed(control(3.0, "bid", "pass", "seat1"))
+    controls = view("controls")
+    assert 'data-event="contract"' in controls and 'data-event="bid"' not in controls
+    assert "Call: <strong>Boris</strong>" in view("table")
+    tracker.feed(control(4.0, "contract", "7h", "seat2"))
+    table = view("table")
+    assert "7 hearts" in table and "trumps" in table and "declarer 7, whisters 2 tricks" in table
+    controls = view("controls")
+    assert 'data-event="whist"' in controls and '<option value="seat3" selected>' in controls
+    tracker.feed(control(5.0, "whist", "whist", "seat3"))
+    assert "Vera whist" in view("table")
 
 
 def test_the_report_page_is_the_live_pulka_and_self_contained():

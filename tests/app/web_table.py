@@ -19,7 +19,7 @@ from controller.app.service import TableService
 from controller.app.settings import Settings
 from controller.app.sim import make_deck
 from controller.app.web import WebConfig, for_service
-from controller.core.config import GameConfig, Table
+from controller.core.config import GameConfig, Rules, Table
 from firmware_bridge.emulator import HubEmulator
 
 CHROMIUM = "/usr/bin/chromium"
@@ -52,8 +52,8 @@ class LiveTable:
     """One running table (see the module docstring); ``close()`` stops it all."""
 
     def __init__(self, log_dir: Path, *, names: dict | None = None, players: int = 3, pin: str = "4321",
-                 web: bool = True, wrap_link=None):
-        self.game = GameConfig(Table(players=players, names=names or {}))
+                 web: bool = True, wrap_link=None, rules: Rules | None = None):
+        self.game = GameConfig(Table(players=players, names=names or {}), rules or Rules())
         self.seats = self.game.table.seats
         self.zones = tuple(self.seats) + ("prikup",)
         self.deck = make_deck(7)

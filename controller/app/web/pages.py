@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
-from ...core.cards import RANKS, SUIT_SYMBOLS
+from ...core.cards import RANKS, SUIT_SYMBOLS, next_seat
 from ...core.config import Rules
 from .. import report
 
@@ -111,7 +111,28 @@ class Pages:
                 "link": state.get("link") or {"state": "none", "detail": ""},
                 "next_deal": state.get("next_deal") or {}, "authorised": authorised,
                 "layout": f"p{len(seats)}", "deals": list(state.get("deals") or ()),
-                "call_seat": expected if expected in seats else (seats[0] if seats else "")}
+                "call_seat": self._call_seat(state, seats), "bidding": self.rules.bidding,
+                "whist_mode_open": self._whist_mode_open(deal, state.get("phase"))}
+
+    @staticmethod
+    def _call_seat(state: Mapping[str, Any], seats: list[str]) -> str:
+        """The seat the controls preselect: whose call it is (or whose card); between deals the
+        first to bid, the seat after the next dealer."""
+        deal = state.get("deal") or {}
+        for key in ("turn", "expected"):
+            if deal.get(key) in seats:
+                return deal[key]
+        dealer = (state.get("next_deal") or {}).get("dealer")
+        if dealer in seats:
+            return next_seat(dealer, len(seats))
+        return seats[0] if seats else ""
+
+    @staticmethod
+    def _whist_mode_open(deal: Mapping[str, Any] | None, phase: str | None) -> bool:
+        """Whether a whist mode may still be chosen: whisting, or play before the first card."""
+        if not deal or deal.get("kind") not in ("contract", "misere"):
+            return False
+        return phase == "whisting" or (phase == "play" and not deal.get("current") and not deal.get("tricks"))
 
     # ------------------------------------------------------------------ fragments and pages
 

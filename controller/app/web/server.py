@@ -38,7 +38,7 @@ from aiohttp import web
 from aiohttp_sse import sse_response
 
 from ...core.errors import EventError, LogError, PreftableError
-from ...core.events import PLACED, REMOVED, TableEvent, event_from_dict
+from ...core.events import CONTROL_EVENTS, TableEvent, event_from_dict
 from ...store.gamelog import EVENTS, SUMMARY, SessionLog
 from .. import report
 from .config import WebError
@@ -465,9 +465,9 @@ def control_event(line: object, zones: tuple[str, ...]) -> TableEvent:
         raise EventError("a control line is a JSON object")
     if "t" in line:
         raise EventError("a control line from outside has no field 't' (the table's clock stamps it)")
-    if line.get("event") in (PLACED, REMOVED):
-        raise EventError("cards come from the readers: only control lines (button, bid, contract, whist, "
-                         "whist_mode) are taken here")
+    if line.get("event") not in CONTROL_EVENTS:
+        raise EventError(f"field 'event' must be a control line ({', '.join(CONTROL_EVENTS)}); "
+                         "cards come from the readers")
     return event_from_dict({**line, "t": 0.0}, zones)
 
 
