@@ -145,8 +145,11 @@ def demo_simulator(game: GameConfig, seed: int, deck, speed: float) -> TableSimu
 
 
 def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameConfig,
-             stream: TextIO, timeout: float | None = None) -> dict:
-    """Play ``deals`` simulated deals through the emulated hub; return paths and the summary."""
+             stream: TextIO, timeout: float | None = None, web_port: int | None = None) -> dict:
+    """Play ``deals`` simulated deals through the emulated hub; return paths and the summary.
+
+    With ``web_port`` the live table page is served on 127.0.0.1 at that port while it plays.
+    """
     from firmware_bridge.emulator import HubEmulator
 
     zones = list(game.table.seats) + ["prikup"]
@@ -162,6 +165,12 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     source = HubSource(game, settings.section("hub"), service.clock)
     view = LiveView(deals, stream, game.table.names)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
+    if web_port is not None:
+        from .web import WebConfig, for_service
+        web = for_service(service, WebConfig(port=web_port))
+        service.outputs.append(web)
+        stream.write(f"the live table page: {web.server.url}  (PIN {web.server.gate.pin})\n")
+        stream.flush()
     script_done = threading.Event()
     failure: list[str] = []
 
@@ -217,10 +226,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise SystemExit("preftable: error: --deals must be at least 1")
     if not 0 < args.speed <= 100:
         raise SystemExit("preftable: error: --speed must be above 0 and at most 100")
+    if getattr(args, "web", None) is not None and not 0 <= args.web < 65536:
+        raise SystemExit("preftable: error: --web PORT must be 0-65535")
     out = sys.stdout
     started = time.monotonic()
     result = run_demo(deals=args.deals, speed=args.speed, seed=args.seed, log_dir=Path(args.log_dir),
-                      game=game, stream=out)
+                      game=game, stream=out, web_port=getattr(args, "web", None))
     out.write("\n" + summary_text(result["summary"], game.table.names))
     out.write(f"\nplayed {args.deals} deals in {time.monotonic() - started:.1f} s; files written:\n")
     for kind, path in result["paths"].items():
