@@ -35,11 +35,13 @@ class RecordingHub(HubEmulator):
         self.seen_at: dict[str, float] = {}          # uid -> time.time() of its SEEN frame
         self.seen = threading.Condition()
 
-    def _send(self, verb, *fields):
-        super()._send(verb, *fields)
-        if verb == "SEEN":
+    def _output(self, data: bytes) -> None:
+        """Every frame the firmware writes passes here (the emulator's line, faults applied)."""
+        super()._output(data)
+        fields = data[1:].split(b"*", 1)[0].split(b" ")
+        if data[:1] == b"$" and len(fields) >= 4 and fields[1] == b"SEEN":
             with self.seen:
-                self.seen_at[str(fields[1])] = time.time()
+                self.seen_at[fields[3].decode("ascii")] = time.time()
                 self.seen.notify_all()
 
     def wait_seen(self, uid: str, timeout: float) -> float | None:
