@@ -75,7 +75,7 @@ def test_spi_protocol_version_burst_read_and_fifo():
 
 
 def test_spi_time_is_bytes_at_the_clock():
-    spi = FakeSpidev()
+    spi = FakeSpidev(xfer_overhead_s=0.0)              # the bits alone (the Pi's overhead: next test)
     spi.add_chip(0, 0)
     dev = spi.SpiDev()
     dev.open(0, 0)
@@ -88,6 +88,19 @@ def test_spi_time_is_bytes_at_the_clock():
     dev.close()
     with pytest.raises(OSError):
         dev.xfer2([0, 0])
+
+
+def test_each_transfer_costs_a_pis_overhead_by_default():
+    from hw.rc522_chip import PI_XFER_OVERHEAD_S
+
+    spi = FakeSpidev()
+    assert spi.xfer_overhead_s == PI_XFER_OVERHEAD_S > 0
+    spi.add_chip(0, 0)
+    dev = spi.SpiDev()
+    dev.open(0, 0)
+    dev.max_speed_hz = 1_000_000
+    dev.xfer2([0x80 | (rc.VERSION << 1), 0])
+    assert spi.clock() == pytest.approx(16e-6 + PI_XFER_OVERHEAD_S)
 
 
 def test_timer_from_tmode_tprescaler_treload():
@@ -179,6 +192,7 @@ def test_unmodified_driver_reads_a_4_byte_tag_and_its_memory(driver, chip):
 def test_unmodified_driver_empty_poll_costs_its_whole_loop(driver, backend):
     """With the library's defaults an empty reader costs the 2000-iteration wait (the loop ignores
     TimerIRq), ~32 ms of SPI at 1 MHz; the timer alone would be 15.5 ms."""
+    backend.spi.xfer_overhead_s = 0.0                        # the bits on the wire only
     (status, _), spent = timed(backend.clock, driver.MFRC522_Request, driver.PICC_REQIDL)
     assert status == driver.MI_ERR
     assert 0.030 < spent < 0.034
@@ -232,6 +246,7 @@ def test_tag_slower_than_the_timer_is_missed(reader, chip):
 
 
 def test_steady_7_byte_read_is_fast(reader, chip, backend):
+    backend.spi.xfer_overhead_s = 0.0                        # the bits on the wire only
     chip.field.put(VirtualTag(UID7))
     reader.read_uid()
     times = [timed(backend.clock, reader.read_uid)[1] for _ in range(5)]
@@ -348,8 +363,9 @@ def test_dead_reader_not_alive_and_reset_brings_back_a_latched_chip(reader, chip
     assert not reader.alive()
     with pytest.raises(ReaderFault, match="spidev0.0"):
         reader.read_uid()
+    before = chip.hard_resets                               # (power-up was one: the pin rose from reset)
     reader.reset()
-    assert chip.hard_resets == 1
+    assert chip.hard_resets == before + 1
     assert [lv for _, lv in backend.pins().fake.outputs(25)][-2:] == [0, 1]
     assert reader.alive()
     assert reader.read_uid() == UID7
@@ -383,12 +399,19 @@ def test_real_backend_imports_spidev_only_when_asked():
         pytest.skip("spidev is installed here")
 
 
-def test_default_backend_follows_the_pin_factory():
+def test_spi_backend_is_chosen_independently_of_the_pin_factory():
+    """Issue 9: mock pins (a Pi 5 where RPi.GPIO failed) must not turn the readers into fakes.
+    (This test asserted the opposite before issue 9.)"""
     from hw.rc522 import default_backend
     mock = MockFactory()
-    backend = default_backend(mock)
-    assert isinstance(backend, FakeBackend) and backend.pins() is mock
-    assert isinstance(default_backend(None), RealBackend)
+    backend = default_backend(mock, environ={})
+    assert isinstance(backend, RealBackend) and backend.pins() is mock
+    fake = default_backend(mock, name="fake")
+    assert isinstance(fake, FakeBackend) and fake.pins() is mock
+    assert isinstance(default_backend(None, environ={"PREFTABLE_SPI_BACKEND": "fake"}), FakeBackend)
+    assert isinstance(default_backend(None, environ={}), RealBackend)
+    with pytest.raises(ConfigError, match="PREFTABLE_SPI_BACKEND"):
+        default_backend(None, environ={"PREFTABLE_SPI_BACKEND": "bogus"})
 
 
 def test_version_0x91_chip_accepted(backend):
