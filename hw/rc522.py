@@ -216,6 +216,25 @@ def default_backend(pins: PinFactory | None = None, spi: Any = None, *, name: st
 
 
 # ------------------------------------------------------------------------------------------ reader
+def open_readers(wiring, spd: int = 1_000_000, backend: SpiBackend | None = None, *,
+                 factory: PinFactory | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> list["Reader"]:
+    """Readers for ``wiring`` (``(bus, device, reset_pin)`` each), powered up in the datasheet's
+    order: every NRSTPD high first (a chip still in reset loads the shared MISO line), one wait
+    for the oscillators, then each chip soft-reset, configured and read back."""
+    readers: list[Reader] = []
+    try:
+        for bus, device, pin_rst in wiring:
+            readers.append(Reader(bus, device, pin_rst, spd, backend, factory=factory, timeout_s=timeout_s,
+                                  start=False))
+        for reader in readers:
+            reader.start()
+    except BaseException:
+        for reader in readers:
+            reader.close()
+        raise
+    return readers
+
+
 class Reader:
     """One RC522 on ``/dev/spidev<bus>.<device>`` with its reset (NRSTPD) on BCM ``pin_rst``.
 
@@ -252,6 +271,8 @@ class Reader:
         self.configured = False                    # the configuration read back as written
         self.stack: tuple[str, ...] = ()           # the UIDs of the last full scan, when several
         self._polls = 0
+        self._choices: list[int] | None = None     # a full scan's way through the collisions
+        self._taken: list[int] | None = None
         self._gpio = pins.scoped_gpio(f"RC522 reader {self.name} (reset)")
         self.backend.wire(bus, device, pin_rst, pins)
         # Power-up, first half: NRSTPD high (every reader's, before any chip is spoken to: a chip
@@ -424,6 +445,9 @@ class Reader:
         if atqa is None:
             return None                                      # (ATQAs of different tags may collide: fine)
         self._answered = True
+        return self._read_levels()
+
+    def _read_levels(self) -> bytes | None:
         known = self._known_parts()
         uid = b""
         for sel in chip_regs.SEL_CODES:
@@ -438,14 +462,52 @@ class Reader:
                 part = self._anticoll(sel)
                 if part is None:
                     return None
-                if part[0] == chip_regs.CASCADE_TAG:         # more levels: select this one
-                    sak = self._select(sel, part)
-                    if sak is None or not sak & 0x04:
+                if part[0] == chip_regs.CASCADE_TAG:         # a cascade tag, or a 4-byte UID that starts 0x88:
+                    sak = self._select(sel, part)            # the SAK decides
+                    if sak is None:
                         return None
+                    if not sak & chip_regs.SAK_UID_INCOMPLETE:
+                        return uid + part
             if part[0] != chip_regs.CASCADE_TAG:            # no cascade tag: the UID is complete
                 return uid + part
             uid += part[1:]
         return None
+
+    def read_uids(self) -> list[str]:
+        """Poll once for every tag on the reader: usually the one read last time (its fast path);
+        every :data:`FULL_SCAN_EVERY`-th poll of a reader holding a tag, and every poll while it
+        holds several, a full scan: WUPA and anticollision from the start and, where tags collided,
+        again down the other branch of each collision (ISO 14443-3's bit tree), up to
+        :data:`MAX_STACK` tags.  So a card laid on an occupied reader is seen; ``stack`` holds the
+        UIDs while there are several."""
+        self._polls += 1
+        if not self.stack and (self._last is None or (self._polls + self.device) % FULL_SCAN_EVERY):
+            uid = self.read_uid()
+            return [] if uid is None else [uid]
+        found: list[bytes] = []
+        todo: list[list[int]] = [[]]                  # collision choices to follow (default: 1)
+        self._last = None                             # no fast path: anticollision from the start
+        while todo and len(found) < MAX_STACK:
+            self._choices, self._taken = todo.pop(0), []
+            self._answered = False
+            try:
+                uid = self._read()
+            finally:
+                if self._answered:
+                    self._release()
+            taken = self._taken
+            self._choices = self._taken = None
+            if uid is None:
+                continue
+            if uid not in found:
+                found.append(uid)
+            for i in range(len(taken) - 1, -1, -1):   # the other side of every collision passed
+                if taken[i] == 1 and len(found) + len(todo) < MAX_STACK:
+                    todo.append(taken[:i] + [0])
+        self._last = found[0] if len(found) == 1 else None
+        uids = [u.hex().upper() for u in found]
+        self.stack = tuple(uids) if len(uids) > 1 else ()
+        return uids
 
     def _known_parts(self) -> list[bytes] | None:
         u = self._last
@@ -485,7 +547,15 @@ class Reader:
                 log.debug("reader %s: unusable collision position %d", self.name, coll)
                 return None
             index, bit = divmod(new_known - 1, 8)
-            buf[index] |= 1 << bit                           # take the tags with a 1 there
+            choice = 1                                       # take the tags with a 1 there ...
+            if self._taken is not None:                      # ... unless a full scan walks the other way
+                i = len(self._taken)
+                choice = self._choices[i] if i < len(self._choices) else 1
+                self._taken.append(choice)
+            if choice:
+                buf[index] |= 1 << bit
+            else:
+                buf[index] &= ~(1 << bit) & 0xFF
             for clear in range(index + 1, 5):
                 buf[clear] = 0
             buf[index] &= (1 << (bit + 1)) - 1
@@ -508,23 +578,28 @@ class Reader:
         if self._closed:
             return
         try:
-            x = self._xfer
-            x([_W(chip_regs.COMMAND), chip_regs.CMD_IDLE])  # IdleIRq is clear: only a command ending sets it
-            if self._fifo_dirty:
-                x([_W(chip_regs.FIFO_LEVEL), 0x80])
-            if self._tx_last_bits:
-                x([_W(chip_regs.BIT_FRAMING), 0x00])
-            x([_W(chip_regs.FIFO_DATA), 0x00])
-            x([_W(chip_regs.COMMAND), chip_regs.CMD_TRANSMIT])
-            self._fifo_dirty = self._armed = False
-            for _ in range(self._max_polls(1, 0)):
-                if x([_R(chip_regs.COMM_IRQ), 0])[1] & chip_regs.IRQ_IDLE:
-                    break
-            else:
-                raise ReaderFault(self._fault_text("its transmission never ended"))
-            x([_W(chip_regs.CONTROL), 0x80])                 # TStopNow
+            self._transmit(b"\x00")
+            self._xfer([_W(chip_regs.CONTROL), 0x80])        # TStopNow
         except OSError as exc:
             log.debug("reader %s: release frame not sent: %s", self.name, exc)
+
+    def _transmit(self, frame: bytes) -> None:
+        """Send ``frame`` with the Transmit command (no answer expected) and wait for its end."""
+        x = self._xfer
+        x([_W(chip_regs.COMMAND), chip_regs.CMD_IDLE])      # IdleIRq is clear: only a command ending sets it
+        if self._fifo_dirty:
+            x([_W(chip_regs.FIFO_LEVEL), 0x80])
+        if self._tx_last_bits:
+            x([_W(chip_regs.BIT_FRAMING), 0x00])
+            self._tx_last_bits = 0
+        x([_W(chip_regs.FIFO_DATA), *frame])
+        x([_W(chip_regs.COMMAND), chip_regs.CMD_TRANSMIT])
+        self._fifo_dirty = self._armed = False
+        for _ in range(self._max_polls(len(frame), 0)):
+            if x([_R(chip_regs.COMM_IRQ), 0])[1] & chip_regs.IRQ_IDLE:
+                break
+        else:
+            raise ReaderFault(self._fault_text("its transmission never ended"))
 
     def _max_polls(self, nbytes: int, rx_bytes: int = 18) -> int:
         budget = (chip_regs.frame_bits(nbytes, 0) + chip_regs.frame_bits(rx_bytes)) * chip_regs.BIT_S \
@@ -598,5 +673,5 @@ class Reader:
                 "check its wiring and 3.3 V supply")
 
 
-__all__ = ["Reader", "ReaderFault", "RealBackend", "FakeBackend", "SpiBackend", "default_backend", "load_driver",
+__all__ = ["Reader", "open_readers", "ReaderFault", "RealBackend", "FakeBackend", "SpiBackend", "default_backend", "load_driver",
            "VERSIONS_OK", "DEFAULT_TIMEOUT_S"]

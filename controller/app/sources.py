@@ -147,13 +147,13 @@ class SpiSource:
         self._thread: threading.Thread | None = None
 
     def start(self, sink: Sink) -> None:
-        from hw.rc522 import Reader
+        from hw.rc522 import open_readers
         from hw.scanner import Scanner
 
         s = self.settings
-        for r in s.spi_readers:
-            self.readers.append((r.zone, Reader(r.bus, r.device, r.reset_pin, spd=s.spi_speed_hz,
-                                                backend=self.spi_backend, factory=self.factory)))
+        readers = open_readers([(r.bus, r.device, r.reset_pin) for r in s.spi_readers], spd=s.spi_speed_hz,
+                               backend=self.spi_backend, factory=self.factory)   # every reset pin up first
+        self.readers.extend(zip((r.zone for r in s.spi_readers), readers))
         self.scanner = Scanner(self.readers, absent_ms=s.spi_absent_ms, clock=self.clock)
         self._thread = threading.Thread(target=self.scanner.run, args=(sink, self._stop),
                                         name="rc522 scanner", daemon=True)

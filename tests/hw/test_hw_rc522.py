@@ -441,3 +441,112 @@ def test_reader_uses_the_given_pin_factory(backend):
 def test_reader_without_backend_on_a_mock_factory_explains_missing_spi():
     with pytest.raises(HardwareError, match=r"/dev/spidev0\.0"):
         Reader(0, 0, 25, factory=MockFactory())
+
+
+# ------------------------------------------------------------------------------------------ issue 9
+@pytest.mark.parametrize("version", [0x91, 0x92, 0x88, 0xB2, 0x12])
+def test_clone_versionregs_are_alive_and_read_tags(backend, version):
+    chip = backend.add_chip(0, 0, version=version)
+    chip.field.put(VirtualTag(UID7))
+    with Reader(0, 0, 25, backend=backend) as r:
+        assert r.alive() and r.read_uid() == UID7
+
+
+@pytest.mark.parametrize("version", [0x00, 0xFF])
+def test_versionreg_0x00_or_0xff_is_a_dead_chip(backend, version):
+    backend.add_chip(0, 0, version=version)
+    with Reader(0, 0, 25, backend=backend) as r:
+        assert not r.alive()
+
+
+def test_a_4_byte_uid_starting_0x88_is_decided_by_the_sak(reader, chip):
+    from hw.rc522_chip import VirtualTag as Tag
+
+    tag = Tag.__new__(Tag)                                   # VirtualTag refuses 0x88 (ISO says no) ...
+    Tag.__init__(tag, "08112233")
+    tag.uid = bytes.fromhex("88112233")                      # ... but such clone tags exist
+    chip.field.put(tag)
+    assert reader.read_uid() == "88112233"
+    assert reader.read_uid() == "88112233"
+
+
+def test_configuring_during_the_oscillator_start_up_is_lost(backend):
+    """What the mfrc522 driver alone does (configure right after raising NRSTPD) leaves the antenna off."""
+    chip = backend.add_chip(0, 0)
+    pins = backend.pins()
+    backend.wire(0, 0, 25, pins)
+    gpio = pins.scoped_gpio("test")
+    gpio.setup(25, gpio.OUT, initial=gpio.LOW)
+    gpio.output(25, 1)                                       # out of reset now ...
+    spi = backend.spidev().SpiDev()
+    spi.open(0, 0)
+    spi.xfer2([rc.TX_CONTROL << 1, 0x83])                    # ... antenna on at once: lost
+    assert spi.xfer2([0x80 | rc.VERSION << 1, 0]) == [0, 0]
+    backend.sleep(chip.osc_startup_s)
+    assert chip.peek(rc.TX_CONTROL) == 0x80
+    spi.close()
+
+
+def test_readers_power_up_in_order_and_a_reset_held_chip_loads_miso(backend):
+    """Every reset pin high before any chip is configured (a chip held in reset pulls MISO low)."""
+    from hw.rc522 import open_readers
+
+    chips = [backend.add_chip(0, 0), backend.add_chip(0, 1)]
+    pins = backend.pins()
+    backend.wire(0, 1, 24, pins)                             # the second chip is wired, still in reset
+    spi = backend.spidev().SpiDev()
+    spi.open(0, 0)
+    assert spi.xfer2([0x80 | rc.VERSION << 1, 0]) == [0, 0]  # its reset loads the shared MISO
+    spi.close()
+    readers = open_readers([(0, 0, 25), (0, 1, 24)], backend=backend)
+    try:
+        for chip in chips:
+            chip.field.put(VirtualTag(UID4 if chip is chips[0] else UID7))
+        assert [r.alive() for r in readers] == [True, True]
+        assert [r.read_uid() for r in readers] == [UID4, UID7]
+    finally:
+        for r in readers:
+            r.close()
+
+
+def test_powerdown_sets_and_clears(reader, chip, backend):
+    reader._xfer([rc.COMMAND << 1, rc.POWER_DOWN])
+    assert reader._xfer([0x80 | rc.COMMAND << 1, 0])[1] & rc.POWER_DOWN
+    reader._xfer([rc.COMMAND << 1, rc.CMD_SOFT_RESET])        # PowerDown=0: wakes after 1024 clocks
+    backend.sleep(50e-6)
+    assert not reader._xfer([0x80 | rc.COMMAND << 1, 0])[1] & rc.POWER_DOWN
+    reader.reset()
+    chip.field.put(VirtualTag(UID4))
+    assert reader.read_uid() == UID4
+
+
+def test_register_that_does_not_stick_is_reported(backend, caplog):
+    chip = backend.add_chip(0, 0)
+    original = chip._write
+    chip._write = lambda addr, value: None if addr == rc.T_PRESCALER else original(addr, value)
+    with caplog.at_level(logging.WARNING, logger="hw.rc522"):
+        with Reader(0, 0, 25, backend=backend) as r:
+            assert not r.alive()
+    assert "did not stick" in caplog.text and "0x2B" in caplog.text
+
+
+def test_collision_error_irq_comes_mid_frame(chip, backend):
+    """ErrIRq at the colliding bit, RxIRq only at the frame's end."""
+    chip.field.put(VirtualTag("11223344"))
+    chip.field.put(VirtualTag("11223355"))
+    with Reader(0, 0, 25, backend=backend) as r:
+        x = r._xfer
+        x([rc.COMMAND << 1, rc.CMD_TRANSCEIVE])
+        x([rc.FIFO_DATA << 1, 0x52])
+        x([rc.BIT_FRAMING << 1, 0x87])
+        backend.sleep(0.001)
+        x([rc.COMM_IRQ << 1, 0x7F])
+        x([rc.FIFO_LEVEL << 1, 0x80])
+        x([rc.FIFO_DATA << 1, 0x93, 0x20])
+        x([rc.BIT_FRAMING << 1, 0x80])
+        irqs = []
+        for _ in range(200):
+            irqs.append(x([0x80 | rc.COMM_IRQ << 1, 0])[1] & (rc.IRQ_ERR | rc.IRQ_RX))
+            if irqs[-1] & rc.IRQ_RX:
+                break
+        assert rc.IRQ_ERR in irqs and irqs[-1] == rc.IRQ_ERR | rc.IRQ_RX
