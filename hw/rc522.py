@@ -168,7 +168,7 @@ class FakeBackend:
 
         self.spi = spi if spi is not None else rc522_chip.FakeSpidev()
         self.clock = self.spi.clock
-        self._pins = pins if pins is not None else MockFactory(clock=self.clock)
+        self._pins = pins if pins is not None else MockFactory(clock=self.clock, spi_buses=(0, 1))
 
     def add_chip(self, bus: int, device: int, **kwargs: Any) -> Any:
         """An emulated chip (:class:`hw.rc522_chip.EmulatedMFRC522`) behind ``/dev/spidev<bus>.<device>``."""

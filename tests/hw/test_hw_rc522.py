@@ -276,7 +276,7 @@ def test_anticollision_picks_the_same_one_of_several_tags(reader, chip, uids, wi
 
 def test_global_gpio_cleanup_never_called(backend):
     pins = backend.pins()
-    led = pins.output_pin(17, "seat1 LED", initial=True)
+    led = pins.output_pin(5, "seat1 LED", initial=True)
     readers = []
     for (bus, dev), pin in zip([(0, 0), (0, 1), (1, 0)], [25, 24, 23]):
         backend.add_chip(bus, dev)
@@ -286,21 +286,21 @@ def test_global_gpio_cleanup_never_called(backend):
         r.close()
     fake = pins.fake
     assert not fake.global_cleanup_called
-    assert fake.direction(17) == fake.OUT and fake.level(17) == 1    # the LED kept its pin and level
+    assert fake.direction(5) == fake.OUT and fake.level(5) == 1    # the LED kept its pin and level
     assert sorted(pins for _, pins in fake.cleanups) == [(23,), (24,), (25,)]
-    assert pins.owner(25) is None and pins.owner(17) == "seat1 LED"
+    assert pins.owner(25) is None and pins.owner(5) == "seat1 LED"
     led.close()
 
 
 def test_driver_close_would_clean_up_everything_with_a_raw_gpio(backend, chip):
     """The defect the wrapper avoids, seen on the fake: Close_MFRC522 frees every pin."""
     fake = backend.pins().fake
-    led = backend.pins().output_pin(17, "seat1 LED", initial=True)
+    led = backend.pins().output_pin(5, "seat1 LED", initial=True)
     drv = load_driver(fake.as_module(), backend.spidev(), "raw").MFRC522(bus=0, device=0, pin_rst=25)
     logging.getLogger("mfrc522Logger").handlers.clear()
     drv.Close_MFRC522()
-    assert fake.global_cleanup_called and fake.direction(17) is None    # the LED lost its pin
-    assert led.pin == 17
+    assert fake.global_cleanup_called and fake.direction(5) is None    # the LED lost its pin
+    assert led.pin == 5
 
 
 def test_driver_gets_a_scoped_gpio(reader):
