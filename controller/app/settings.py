@@ -20,8 +20,8 @@ the rest is the project's own design, documented in the README:
     [gpio]                       # seat LEDs, buzzer and buttons on the Pi (BCM numbers)
     factory = "auto"             # auto | rpigpio | mock
     leds = { seat1 = 5, seat2 = 6, seat3 = 13 }
-    buzzer = 19
-    buttons = { undo = 20, new_deal = 21, confirm = 26 }
+    buzzer = 12                  # never a pin of a used SPI bus (bus 0: 7-11, bus 1: 16-21)
+    buttons = { undo = 4, new_deal = 27, confirm = 26 }
     debounce_ms = 30
 
     [display]
@@ -111,6 +111,20 @@ def _zone(value: object, key: str, zones: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in zones:
         raise ConfigError(f"{key}: must be one of {', '.join(zones)}, got {value!r}", key)
     return value
+
+
+def _check_spi_pins(owners: list[tuple[str, int]], spi_readers: list[SpiReader]) -> None:
+    """No GPIO of the config on a pin of an SPI bus its readers use (bus 0: GPIO7-11, bus 1:
+    GPIO16-21 with dtoverlay=spi1-3cs): the message names both users."""
+    from hw.header import spi_pin_user
+
+    for owner, pin in owners:
+        for bus in sorted({r.bus for r in spi_readers}):
+            user = spi_pin_user(pin, (bus,))
+            if user is not None:
+                readers = ", ".join(f"spi.readers[{i}] ({r.zone})" for i, r in enumerate(spi_readers) if r.bus == bus)
+                raise ConfigError(f"{owner}: GPIO{pin} is {user}, the bus of {readers}: "
+                                  "choose a pin off the SPI buses", owner)
 
 
 def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None) -> Settings:
@@ -207,6 +221,7 @@ def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None) -> Se
         if pin in pins:
             raise ConfigError(f"{owner}: GPIO{pin} is already used by {pins[pin]}", owner)
         pins[pin] = owner
+    _check_spi_pins(owners, spi_readers)
 
     display = check_table(doc.get("display", {}), "display")
     check_known_keys(display, "display", ("kind", "port", "baudrate"))
