@@ -481,7 +481,7 @@ class Reader:
         :data:`MAX_STACK` tags.  So a card laid on an occupied reader is seen; ``stack`` holds the
         UIDs while there are several."""
         self._polls += 1
-        if not self.stack and (self._last is None or (self._polls + self.device) % FULL_SCAN_EVERY):
+        if not self.stack and (self._last is None or (self._polls + 3 * self.bus + self.device) % FULL_SCAN_EVERY):
             uid = self.read_uid()
             return [] if uid is None else [uid]
         found: list[bytes] = []
