@@ -256,3 +256,48 @@ def test_a_card_laid_on_an_occupied_reader_is_placed_and_both_leave(table):
     assert kinds(scan_for(scanner, clock, 0.6)) == [(REMOVED, "seat1", first.uid_hex)]
     chips[0].field.take(second)
     assert kinds(scan_for(scanner, clock, 0.6)) == [(REMOVED, "seat1", second.uid_hex)]
+
+
+def test_a_card_laid_on_a_leftover_card_is_table_not_clear():
+    """Issue 9 item 7 end to end: a deal played on emulated readers; its last trick's cards stay;
+    the next card laid on top of seat1's is seen (full scan) and the tracker says *table not clear*."""
+    from controller.app.sim import TableSimulator, make_deck
+    from controller.core.config import GameConfig
+    from controller.core.tracker import TABLE_NOT_CLEAR, DealTracker
+
+    zones = ("seat1", "seat2", "seat3", "prikup")
+    backend = FakeBackend()
+    chips = dict(zip(zones, (backend.add_chip(bus, dev) for bus, dev, _ in WIRING[:4])))
+    from hw.rc522 import open_readers
+
+    readers = open_readers(WIRING[:4], backend=backend)
+    scanner = Scanner(list(zip(zones, readers)), absent_ms=60, clock=backend.clock)
+    deck = make_deck(3)
+    events = list(TableSimulator(GameConfig(), seed=3, deck=deck).deal())
+    last_placed = max(i for i, e in enumerate(events) if e.event == PLACED)
+    tracker = DealTracker(GameConfig(), deck)
+    tags: dict[str, VirtualTag] = {}
+
+    def happen(kind, zone, uid):
+        for _ in range(200):                                   # scans until the scanner reports it
+            for event in scanner.scan_once():
+                signals = tracker.feed(event)
+                if (event.event, event.zone, event.uid) == (kind, zone, uid):
+                    return signals
+        raise AssertionError(f"the scanner never reported {kind} {zone} {uid}")
+
+    try:
+        for e in events[:last_placed + 1]:
+            if e.event == PLACED:
+                tags[e.uid] = chips[e.zone].field.put(VirtualTag(e.uid))
+            else:
+                chips[e.zone].field.take(tags[e.uid])
+            happen(e.event, e.zone, e.uid)
+        assert tracker.records and tracker.deal is None and tracker.leftover   # the deal is over, cards lie
+        again = events[1].uid                                  # a card of the first trick, laid again
+        chips["seat1"].field.put(VirtualTag(again))
+        signals = happen(PLACED, "seat1", again)
+        assert [(s.kind, s.data.get("type")) for s in signals] == [("mistake", TABLE_NOT_CLEAR)]
+    finally:
+        for r in readers:
+            r.close()
