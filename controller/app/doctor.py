@@ -81,6 +81,14 @@ def _user_name() -> str:
         return str(os.geteuid())
 
 
+def _board_model() -> str | None:
+    """The device tree's model ("Raspberry Pi 5 Model B Rev 1.0"), None off a Pi."""
+    try:
+        return Path("/proc/device-tree/model").read_bytes().rstrip(b"\0\n").decode("ascii", "replace") or None
+    except OSError:
+        return None
+
+
 def _module_available(name: str) -> bool:
     """Whether ``name`` (``a`` or ``a.b``) is installed, without importing anything."""
     parts = name.split(".")
@@ -104,6 +112,7 @@ class Host:
     group_members: Callable[[str], tuple[str, ...] | None] = _group_members
     module_available: Callable[[str], bool] = _module_available
     hello_timeout: float = HELLO_TIMEOUT
+    board_model: Callable[[], str | None] = lambda: _board_model()
 
     def usable(self, st: os.stat_result) -> bool:
         """Readable and writable by this user, by the mode bits (root: always)."""
@@ -341,6 +350,12 @@ class Doctor:
             return
         path = self.host.dev / "gpiomem"
         if not path.exists() and settings.gpio_factory == "auto":
+            model = self.host.board_model()
+            if model and model.startswith("Raspberry Pi"):   # a Pi 5 has /dev/gpiomem0-4 and gpiochips
+                self.add(OK, f"GPIO on a {model}: through /dev/gpiochip* (RPi.GPIO must be the rpi-lgpio "
+                             "drop-in on a Pi 5); the pins are never simulated on a Pi")
+                self.check_module("RPi.GPIO", "the GPIO pins (pip install rpi-lgpio on a Pi 5)")
+                return
             self.add(WARN, f"GPIO {path}: no such device: the pins will be simulated (not a Raspberry Pi?)",
                      "run on the Pi, or set gpio.factory = \"mock\" to silence this")
             return

@@ -142,3 +142,15 @@ def test_a_button_nobody_presses_fails_with_its_meaning():
     check = LiveCheck([], backend, buttons={"undo": button}, step_s=0.5)
     check.run()
     assert [(line.level, line.meaning) for line in check.lines] == [(FAIL, MEANINGS["button"])]
+
+
+def test_doctor_on_a_pi_5_without_dev_gpiomem_does_not_say_simulated(tmp_path):
+    from controller.app.doctor import Doctor, Host
+
+    config = tmp_path / "c.toml"
+    config.write_text('[gpio]\nbuttons = { undo = 4 }\n')
+    host = Host(dev=tmp_path, board_model=lambda: "Raspberry Pi 5 Model B Rev 1.0",
+                module_available=lambda name: name == "RPi.GPIO")
+    lines = [f.line() for f in Doctor(str(config), None, host).run()]
+    assert any("Raspberry Pi 5" in line and "never simulated" in line for line in lines), lines
+    assert not any("will be simulated" in line for line in lines)
