@@ -21,12 +21,24 @@ The defects of ``mfrc522`` 0.0.7 are worked around without forking it:
 - in BCM numbering its default reset pin is GPIO15 (UART RX): a pin is required;
 - every instance adds a ``StreamHandler`` to ``mfrc522Logger``: removed again.
 
-The driver initialises the chip (soft reset, antenna on) and owns the SPI
-device; polling is the reader's own code on that device: WUPA, then per
+Power-up follows the datasheet (:func:`open_readers`): every reader's NRSTPD
+goes high first -- a chip still in reset loads the MISO line the bus shares --
+then one wait for the crystals (``OSC_WAIT_S``), then per chip SoftReset, a poll
+until PowerDown reads 0, the configuration written and read back; a reader
+whose registers do not stick is logged and is not :meth:`Reader.alive`.  Any
+VersionReg but 0x00/0xFF is a working chip (clones read 0x88, 0xB2, 0x12).
+
+The driver opens the SPI device; polling is the reader's own code on it: WUPA, then per
 cascade level ANTICOLL (or, for a UID read last time, SELECT straight away),
 SELECT while the UID is incomplete, and a closing one-byte frame that sends
 the tag back to IDLE so the next WUPA -- ours or a cross-talking neighbour's --
 finds it.  FIFO bursts and multi-register reads keep the SPI traffic small.
+On ErrIRq (a collision is heard mid-frame) it waits for the receive to end and
+flushes the FIFO.  Whether a level's 4 bytes end the UID is decided by the SAK
+when they start with 0x88.  :meth:`Reader.read_uids` adds, every few polls, a
+full scan that walks both sides of every collision, so a card laid on an
+occupied reader is seen (stacked cards).  The SPI backend (``$PREFTABLE_SPI_BACKEND``)
+is chosen on its own, never from the pin factory.
 """
 
 from __future__ import annotations

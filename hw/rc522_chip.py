@@ -1,11 +1,24 @@
 """An emulated MFRC522 (RC522) reader chip, virtual ISO 14443A tags and a fake ``spidev``.
 
 The emulation is detailed enough that the unmodified ``mfrc522`` driver runs
-against it: registers, the 64-byte FIFO, CommIrq/DivIrq/Error bits, the timer
-(TMode/TPrescaler/TReload, TAuto start at the end of a transmission and its
-stop after the 5th received bit), the Idle, Transmit, Transceive (BitFraming
-StartSend/TxLastBits), CalcCRC (CRC_A) and SoftReset commands, VersionReg
-0x92, and a *dead* fault mode in which every byte on MISO is 0x00 (or 0xFF).
+against it: registers (the table of :mod:`hw.rc522_regs`), the 64-byte FIFO,
+CommIrq/DivIrq/Error bits, the timer (TMode/TPrescaler/TReload, TAuto start at
+the end of a transmission and its stop after the 5th received bit), the Idle,
+Transmit, Transceive (BitFraming StartSend/TxLastBits), CalcCRC (CRC_A) and
+SoftReset commands, and a *dead* fault mode in which every byte on MISO is
+0x00 (or 0xFF).  What real boards do that once broke the table (issue 9):
+
+- VersionReg is selectable: 0x91/0x92 (NXP), 0x88 (FM17522), 0xB2, 0x12
+  (clones); 0x00 or 0xFF makes a dead chip;
+- NRSTPD: held LOW (or never set up: a Pi's pull-down) the chip is in reset
+  and loads the shared MISO line, so every chip of the bus reads 0x00; going
+  HIGH starts the crystal, and for ``osc_startup_s`` SPI reads 0x00 and
+  writes are lost;
+- PowerDown (CommandReg bit 4) sets soft power-down (antenna off, registers
+  frozen) and clears 1024 clocks after it is written 0;
+- a collision raises ErrIRq at the colliding bit, mid-frame, with only the
+  bytes before it in the FIFO; RxIRq follows at the frame's end;
+- every ``spidev`` transfer costs ``PI_XFER_OVERHEAD_S`` besides its bits.
 
 Time is modelled, not measured: a :class:`VirtualClock` shared by the chips on
 one bus advances by the SPI byte time at the device's clock, and the chip
@@ -15,7 +28,8 @@ as it would on the wire.
 
 Each chip has a :class:`TagField`: ``put(tag)`` / ``take(tag)`` place a
 :class:`VirtualTag` in or out of its antenna's field, optionally flickering
-(missing some polls).  Cross-talk is the same tag put into a neighbouring
+(missing some polls); a second ``put`` while the first tag lies there is a
+card stacked on it.  Cross-talk is the same tag put into a neighbouring
 reader's field too.  Several tags answering at once collide bit-wise (CollErr).
 
 :meth:`EmulatedMFRC522.transfer` is one full-duplex SPI transaction (chip
