@@ -550,3 +550,16 @@ def test_collision_error_irq_comes_mid_frame(chip, backend):
             if irqs[-1] & rc.IRQ_RX:
                 break
         assert rc.IRQ_ERR in irqs and irqs[-1] == rc.IRQ_ERR | rc.IRQ_RX
+
+
+def test_one_reader_at_a_time_fails_while_a_neighbour_is_still_in_reset(backend):
+    """The old order (issue 9 item 5): reader 0.0 configured while 0.1 still holds MISO low."""
+    backend.add_chip(0, 0)
+    backend.add_chip(0, 1)
+    backend.wire(0, 1, 24, backend.pins())                   # wired, its RST not raised yet
+    with Reader(0, 0, 25, backend=backend) as first:
+        assert not first.alive()                              # everything it read was 0x00
+        with Reader(0, 1, 24, backend=backend) as second:
+            assert second.alive()
+            first.reset()
+            assert first.alive()
