@@ -1,0 +1,169 @@
+"""A real Mosquitto broker for the tests and the benchmark (issue 14).
+
+Debian's ``/usr/sbin/mosquitto`` runs with a config written for the test, on
+a free port of 127.0.0.1 only, with its persistence file in the test's own
+folder.  :meth:`Broker.kill` (SIGKILL, a crash) and :meth:`Broker.stop`
+(SIGTERM, which saves the persistence file) can be followed by
+:meth:`Broker.start` on the same port: the clubs' persistent sessions and the
+messages queued for them survive as Mosquitto keeps them.
+
+Readiness is a condition, never a sleep: the broker is up once a TCP connect
+to its port succeeds.  Every wait is bounded and fails with the broker's log.
+
+Use the ``broker`` fixture (anonymous access) or ``Broker(...)`` directly
+with ``users`` (name -> password) and an ``acl`` text for the ACL tests.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+MOSQUITTO = "/usr/sbin/mosquitto"
+MOSQUITTO_PASSWD = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
+START_TIMEOUT_S = 15.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+class Broker:
+    """One mosquitto process; restartable on the same port with the same persistence."""
+
+    def __init__(self, folder: Path, *, users: dict[str, str] | None = None, acl: str | None = None,
+                 extra: str = ""):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.users = users
+        self.acl = acl
+        self.extra = extra
+        self.proc: subprocess.Popen | None = None
+        self.log_path = self.folder / "mosquitto.log"
+        self.conf_path = self.folder / "mosquitto.conf"
+        self.starts = 0
+
+    @property
+    def url(self) -> str:
+        return f"mqtt://127.0.0.1:{self.port}"
+
+    def _write_config(self) -> None:
+        lines = [
+            f"listener {self.port} 127.0.0.1",
+            # as whoever runs the tests (mosquitto started as root would switch to user "mosquitto"
+            # and could not write its persistence file into the test's folder)
+            f"user {pwd.getpwuid(os.geteuid()).pw_name}",
+            "persistence true",
+            f"persistence_location {self.folder}/",
+            "persistence_file mosquitto.db",
+            # a club that is away must find every line queued for it (the default keeps 1000)
+            "max_queued_messages 0",
+            "max_inflight_messages 0",
+            f"log_dest file {self.log_path}",
+            "log_type error",
+            "log_type warning",
+            "log_type notice",
+            "log_type information",
+            "connection_messages true",
+        ]
+        if self.users is None:
+            lines.append("allow_anonymous true")
+        else:
+            pw = self.folder / "passwd"
+            pw.write_text("")
+            pw.chmod(0o600)
+            for name, password in self.users.items():
+                subprocess.run([MOSQUITTO_PASSWD, "-b", str(pw), name, password], check=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            lines += ["allow_anonymous false", f"password_file {pw}"]
+        if self.acl is not None:
+            acl = self.folder / "acl"
+            acl.write_text(self.acl)
+            acl.chmod(0o600)
+            lines.append(f"acl_file {acl}")
+        if self.extra:
+            lines.append(self.extra)
+        self.conf_path.write_text("\n".join(lines) + "\n")
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-4000:]
+        except FileNotFoundError:
+            return "(no broker log)"
+
+    def start(self) -> "Broker":
+        assert self.proc is None or self.proc.poll() is not None, "broker already running"
+        self._write_config()
+        self.proc = subprocess.Popen([MOSQUITTO, "-c", str(self.conf_path)], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.starts += 1
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not accepts(self.port):
+            try:
+                code = self.proc.wait(timeout=0.02)     # a pause between connect attempts
+            except subprocess.TimeoutExpired:
+                code = None
+            if code is not None:
+                err = self.proc.stderr.read().decode(errors="replace")
+                raise RuntimeError(f"mosquitto exited with {code} on port {self.port}: {err}\n{self.log_text()}")
+            if time.monotonic() > deadline:
+                self.kill()
+                raise RuntimeError(f"mosquitto did not accept connections on port {self.port} "
+                                   f"within {START_TIMEOUT_S} s\n{self.log_text()}")
+        return self
+
+    def _end(self, sig: int) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(sig)
+        try:
+            self.proc.wait(timeout=START_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=START_TIMEOUT_S)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+    def kill(self) -> None:
+        """A crash: SIGKILL, nothing saved beyond what mosquitto had already written."""
+        self._end(signal.SIGKILL)
+
+    def stop(self) -> None:
+        """A clean stop: SIGTERM, mosquitto writes its persistence file."""
+        self._end(signal.SIGTERM)
+
+    def restart(self, *, crash: bool) -> None:
+        self.kill() if crash else self.stop()
+        self.start()
+
+
+def mosquitto_missing() -> bool:
+    return not os.access(MOSQUITTO, os.X_OK)
+
+
+@pytest.fixture
+def broker(tmp_path):
+    if mosquitto_missing():
+        pytest.fail(f"{MOSQUITTO} is not installed (apt-get install mosquitto)")
+    b = Broker(tmp_path / "broker").start()
+    yield b
+    b.stop()
