@@ -1,13 +1,19 @@
 """Where what the table shows goes: a display, the Pi's LEDs and buzzer, or the hub's.
 
-Each output renders an :class:`~controller.view.Indications` and sends only
-what changed.  Hardware modules are imported only when such an output is built.
+Each output is a bus subscriber (:mod:`controller.app.bus`): it renders the
+:class:`~controller.core.view.Indications` of each published snapshot and
+sends only what changed.  The LED outputs are *inline* (on the table loop's
+thread, as fast as the loop: a card's LED must not wait for a queue); a
+display is threaded, since a 9600-baud LCD takes ~80 ms to redraw.
+Enrolment, which has no table, calls :meth:`show` directly.  Hardware modules
+are imported only when such an output is built.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+import time
 from typing import Protocol, Sequence
 
 from ..core.cards import SUIT_SYMBOLS
@@ -30,13 +36,39 @@ def ascii_text(text: str) -> str:
 
 
 class Output(Protocol):
+    name: str
+    inline: bool
+
+    def receive(self, item) -> None: ...
     def show(self, ind: Indications, now: float) -> None: ...
     def tick(self, now: float) -> None: ...
     def close(self) -> None: ...
 
 
-class DisplayOutput:
+class IndicationOutput:
+    """An output that renders what the table shows (LEDs, display rows, beep)."""
+
+    name = "output"
+    inline = False
+
+    def receive(self, item) -> None:
+        """A bus item: render its snapshot's indications."""
+        self.show(item.snapshot.indications, time.monotonic())
+
+    def show(self, ind: Indications, now: float) -> None:
+        raise NotImplementedError
+
+    def tick(self, now: float) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class DisplayOutput(IndicationOutput):
     """A 20x4 display (``hw.display.SerialDisplay`` or ``TerminalDisplay``)."""
+
+    name = "display"
 
     def __init__(self, display):
         self.display = display
@@ -47,15 +79,15 @@ class DisplayOutput:
             self._lines = ind.lines
             self.display.show(list(ind.lines))
 
-    def tick(self, now: float) -> None:
-        pass
-
     def close(self) -> None:
         self.display.close()
 
 
-class GpioOutputs:
+class GpioOutputs(IndicationOutput):
     """Seat LEDs and buzzer on the Pi's GPIO pins."""
+
+    name = "gpio"
+    inline = True
 
     def __init__(self, factory, leds: dict[str, int], buzzer: int | None):
         from hw.indicators import Buzzer, SeatLeds
@@ -81,8 +113,11 @@ class GpioOutputs:
                 device.close()
 
 
-class HubOutputs:
+class HubOutputs(IndicationOutput):
     """The hub's indicator LEDs, display rows and buzzer, through the host link."""
+
+    name = "hub"
+    inline = True
 
     def __init__(self, link, seats: Sequence[str], display: bool = True):
         self.link = link
@@ -106,12 +141,6 @@ class HubOutputs:
                     self.link.text(row, text)
         if ind.beep_ms:
             self.link.beep(ind.beep_ms)
-
-    def tick(self, now: float) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 def build_outputs(settings, link=None, factory=None, stream=None):

@@ -1,0 +1,124 @@
+"""A frozen picture of the table after one event: the one thing outputs read.
+
+The service builds a :class:`TableSnapshot` on its loop thread after every
+table event and publishes it on the bus; the LEDs, displays, the terminal
+view, the web page and the club feed render it on their own threads, so
+nothing but the loop ever touches the live tracker.  Everything in it is
+immutable or a fresh JSON-ready value: what ``/api/state`` serves and the
+club feed's ``state`` message carries.  The field names follow FORMATS.md
+(the trick, deal-entry and pulka objects are its summary's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+from .scoring import rounded, settle
+from .view import Indications, indications
+
+NO_LINK: Mapping[str, str] = MappingProxyType({"state": "none", "detail": ""})
+
+
+@dataclass(frozen=True)
+class TableSnapshot:
+    """The table at one moment (see the module docstring)."""
+
+    seq: int                                  # table events handled in this session
+    session: str                              # the session folder's name, "" if none
+    players: int
+    seats: tuple[str, ...]
+    names: Mapping[str, str]
+    phase: str                                # "idle" between deals, "play" during one
+    deal: Mapping | None                      # the deal in progress (JSON-ready), None between deals
+    on_table: Mapping[str, tuple[str, ...]]   # zone -> cards lying there now, every zone present
+    last_trick: Mapping | None                # FORMATS.md trick object of the last closed trick
+    alerts: tuple[Mapping, ...]               # mistakes awaiting `confirm`
+    pulka: Mapping                            # FORMATS.md summary "pulka"
+    settlement: Mapping                       # {"convention", "balance"}
+    deals: tuple[Mapping, ...]                # ended deals, FORMATS.md summary entries, oldest first
+    next_deal: Mapping                        # {"dealer", "price"} of the deal to come
+    leftover: bool = False                    # cards of the finished deal still lie on the table
+    plays: int = 0                            # cards accepted in this session so far
+    link: Mapping = field(default_factory=lambda: NO_LINK)   # {"state": none|waiting|connected, "detail"}
+    indications: Indications = field(default_factory=Indications)   # the 20x4 board, LEDs, beep
+
+    @property
+    def display(self) -> tuple[str, ...]:
+        return self.indications.lines
+
+    @property
+    def leds(self) -> Mapping[str, str]:
+        return self.indications.leds
+
+    @property
+    def beep_ms(self) -> int:
+        return self.indications.beep_ms
+
+    def to_dict(self) -> dict:
+        """JSON-ready (``/api/state``; README "The table's state as JSON")."""
+        return {
+            "seq": self.seq, "session": self.session, "players": self.players,
+            "seats": list(self.seats), "names": dict(self.names), "phase": self.phase,
+            "deal": self.deal, "on_table": {z: list(c) for z, c in self.on_table.items()},
+            "last_trick": self.last_trick, "alerts": [dict(a) for a in self.alerts],
+            "pulka": self.pulka, "settlement": self.settlement, "deals": list(self.deals),
+            "next_deal": dict(self.next_deal), "leftover": self.leftover, "plays": self.plays,
+            "link": dict(self.link),
+            "display": list(self.display), "leds": dict(self.leds), "beep_ms": self.beep_ms,
+        }
+
+
+class SnapshotBuilder:
+    """Builds snapshots of one session's tracker, reusing what did not change.
+
+    The ended deals and the settlement change only when a deal ends or is taken
+    back, so they are rebuilt only when the number of records changes: an event
+    costs the same at deal 1 and at deal 1,000.
+    """
+
+    def __init__(self, session: str = ""):
+        self.session = session
+        self._records = -1
+        self._deals: tuple[Mapping, ...] = ()
+        self._pulka: Mapping = {}
+        self._settlement: Mapping = {}
+        self._plays = 0
+
+    def build(self, tracker, *, seq: int, link: Mapping = NO_LINK, beep_ms: int = 0) -> TableSnapshot:
+        config = tracker.config
+        names = config.table.names
+        count = len(tracker.records)
+        if count != self._records:
+            self._records = count
+            self._deals = tuple(r.entry for r in tracker.records)
+            self._plays = sum(r.plays for r in tracker.records)
+            self._pulka = tracker.pulka.to_dict()
+            self._settlement = {"convention": tracker.rules.convention,
+                                "balance": rounded(settle(self._pulka, tracker.rules.convention))}
+        deal = tracker.deal
+        deal_view = None
+        if deal is not None:
+            deal_view = {"number": deal.number, "dealer": deal.dealer, "price": deal.price,
+                         "trick": min(len(deal.tricks) + 1, deal.total_tricks),
+                         "expected": deal.expected,
+                         "current": [[zone, str(card)] for zone, card in deal.current],
+                         "taken": deal.taken, "tricks": [t.to_dict() for t in deal.tricks]}
+        on_table: dict[str, list[str]] = {zone: [] for zone in tracker.zones}
+        for zone, card in tracker.present:
+            on_table.setdefault(zone, []).append(str(card))
+        dealer, step = tracker.next_deal_params()
+        last = tracker.last_trick
+        return TableSnapshot(
+            seq=seq, session=self.session, players=tracker.players, seats=config.table.seats,
+            names=MappingProxyType(dict(names)), phase="idle" if deal is None else "play",
+            deal=deal_view, on_table=MappingProxyType({z: tuple(sorted(c)) for z, c in on_table.items()}),
+            last_trick=last.to_dict() if last is not None else None,
+            alerts=tuple(MappingProxyType(dict(a)) for a in tracker.alerts),
+            pulka=self._pulka, settlement=self._settlement, deals=self._deals,
+            next_deal=MappingProxyType({"dealer": dealer, "price": tracker.rules.progression[step]}),
+            leftover=bool(tracker.leftover),
+            plays=self._plays + (len(deal.plays) if deal is not None else 0),
+            link=MappingProxyType(dict(link)),
+            indications=indications(tracker, names, beep_ms))
