@@ -167,3 +167,14 @@ def broker(tmp_path):
     b = Broker(tmp_path / "broker").start()
     yield b
     b.stop()
+
+
+def wait_until(condition, timeout: float, what) -> None:
+    """Poll ``condition`` until true; fail after ``timeout`` s saying what was awaited
+    (``what`` may be a callable giving the state at the time of failure)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            detail = what() if callable(what) else what
+            raise AssertionError(f"gave up after {timeout:.0f} s waiting for {detail}")
+        time.sleep(0.02)        # a polling interval, never a synchronisation
