@@ -289,7 +289,7 @@ class Club:
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         self.connected.clear()
         if not self._stopping:
-                log.warning("lost the broker %s (%s); reconnecting", self.broker.url, reason_code)
+            log.warning("lost the broker %s (%s); reconnecting", self.broker.url, reason_code)
 
     def _on_message(self, client, userdata, msg) -> None:
         ack = True

@@ -12,6 +12,9 @@ to its port succeeds.  Every wait is bounded and fails with the broker's log.
 
 Use the ``broker`` fixture (anonymous access) or ``Broker(...)`` directly
 with ``users`` (name -> password) and an ``acl`` text for the ACL tests.
+:class:`SimTable` runs one simulated table in-process: a real
+:class:`~controller.app.service.TableService` with the MQTT publisher on its
+bus, playing ``deals`` deals and then closing the pulka (a whole session).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -178,3 +182,49 @@ def wait_until(condition, timeout: float, what) -> None:
             detail = what() if callable(what) else what
             raise AssertionError(f"gave up after {timeout:.0f} s waiting for {detail}")
         time.sleep(0.02)        # a polling interval, never a synchronisation
+
+
+class SimTable:
+    """One simulated table in this process, publishing to ``broker_url`` as ``table_id``."""
+
+    def __init__(self, log_dir: Path, broker_url: str, table_id: str, *, seed: int = 1, speed: float = 100.0,
+                 deals: int = 2, mqtt: dict | None = None):
+        from controller.app.mqtt import MqttConfig, MqttPublisher
+        from controller.app.service import NEW_PULKA, TableService
+        from controller.app.settings import Settings
+        from controller.app.sources import SimSource
+
+        self.table_id = table_id
+        self.log_dir = Path(log_dir)
+        settings = Settings(backend="sim", sim_seed=seed, sim_speed=speed, display="none")
+        section = {"broker": broker_url, "table_id": table_id, **(mqtt or {})}
+        password = section.pop("password", None)
+        self.publisher = MqttPublisher(MqttConfig.parse(section), password=password, log_dir=self.log_dir)
+        self.service = TableService(settings, None, self.log_dir, outputs=[self.publisher])
+        self.session = self.service.open_session(new=True)
+        self.played = threading.Event()
+
+        def done() -> None:
+            self.service.queue.put(NEW_PULKA)
+            self.played.set()
+
+        self.source = SimSource(settings, self.service.tracker.deck, deals=deals, on_done=done)
+        self.thread = threading.Thread(target=self.service.run, args=(self.source,), name=f"table {table_id}")
+
+    @property
+    def events_path(self) -> Path:
+        return self.session.folder / "events.jsonl"
+
+    @property
+    def finished(self) -> bool:
+        """The whole session is played and its summary.json written."""
+        return (self.session.folder / "summary.json").exists()
+
+    def start(self) -> "SimTable":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.service.stop()
+        self.thread.join(timeout=30)
+        assert not self.thread.is_alive(), f"table {self.table_id} did not stop"
