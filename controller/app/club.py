@@ -34,7 +34,6 @@ import re
 import signal
 import sys
 import threading
-import time
 import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -52,7 +51,7 @@ PENDING = "pending.jsonl"
 KINDS = ("log", "state", "session", "status")
 # a session folder's name as SessionLog.create makes it: a UTC time, maybe "-2", "-3"...
 SESSION_NAME = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ(-\d{1,4})?")
-SYNC_EVERY_S = 1.0            # mirrors are fsync'd this often (written at once, line by line)
+SYNC_EVERY_S = 1.0            # mirrors are fsync'd this often, off the message path (written at once)
 LOG_FIRST_BAD = 20            # bad messages logged one by one, per reason; then every 1000th
 SESSION_EXPIRY_S = 0xFFFFFFFF  # MQTT 5: the board's session (its queue) never expires
 REDRAW_S = 1.0
@@ -87,7 +86,7 @@ class Mirror:
         self.pending: dict[int, str] = self._load_pending()
         self._fh = open(self.events_path, "ab", buffering=0)
         self._pending_fh = None
-        self._synced = time.monotonic()
+        self.dirty = False
         self.duplicates = 0
         self._reported_gap: tuple[int, int] | None = None
 
@@ -120,9 +119,12 @@ class Mirror:
     def _write(self, text: str) -> None:
         self._fh.write(text.encode("utf-8") + b"\n")
         self.lines += 1
-        now = time.monotonic()
-        if now - self._synced >= SYNC_EVERY_S:
-            self._synced = now
+        self.dirty = True
+
+    def sync(self) -> None:
+        """On the board's sync thread: the lines written so far onto the disk."""
+        if self.dirty:
+            self.dirty = False
             os.fsync(self._fh.fileno())
 
     def _hold(self, line: int, text: str) -> None:
@@ -251,6 +253,8 @@ class Club:
         self.lock = threading.Lock()          # the board's view against the drawing thread
         self.connected = threading.Event()
         self._stopping = False
+        self._stop_sync = threading.Event()
+        self._syncer = threading.Thread(target=self._sync_loop, name="club mirror sync", daemon=True)
         self.client = make_client(client_id, self.broker, username=username, password=password,
                                   ca_file=ca_file, manual_ack=True)
         self.client.on_connect = self._on_connect
@@ -267,11 +271,26 @@ class Club:
         self.client.connect_async(self.broker.host, self.broker.port, keepalive=15,
                                   clean_start=False, properties=props)
         self.client.loop_start()
+        self._syncer.start()
+
+    def _sync_loop(self) -> None:
+        """fsync the mirrors every second, so that a write never waits for the disk."""
+        while not self._stop_sync.wait(SYNC_EVERY_S):
+            with self.lock:
+                mirrors = [m for view in self.tables.values() for m in view.mirrors.values()]
+            for mirror in mirrors:
+                try:
+                    mirror.sync()
+                except OSError as exc:
+                    log.error("%s: cannot sync the mirror: %s", mirror.folder, exc.strerror)
 
     def stop(self) -> None:
         self._stopping = True
         self.client.disconnect()
         self.client.loop_stop()
+        self._stop_sync.set()
+        if self._syncer.is_alive():
+            self._syncer.join(timeout=10)
         with self.lock:
             for view in self.tables.values():
                 for mirror in view.mirrors.values():

@@ -18,8 +18,9 @@ Topics, under ``<prefix>/<table_id>/`` (MQTT 5, JSON payloads):
   ``{"table", "session", "line", "text"}`` with ``line`` counted from 1 and
   ``text`` the line exactly as the log holds it (without its newline).
 - ``state``: the latest :class:`~controller.core.snapshot.TableSnapshot`,
-  retained: ``{"table", "session", "lines", "snapshot"}``; ``lines`` is how
-  many lines the session's log had when it was taken.
+  retained, at most every 0.25 s (the latest wins):
+  ``{"table", "session", "lines", "snapshot"}``; ``lines`` is how many lines
+  of the session's log had been read when it was sent.
 - ``status``: ``online`` / ``offline``, retained; ``offline`` is also the will.
 - ``session``: the session's ``config.toml`` and ``deck.toml`` (or null),
   retained, once per session (and again on every reconnect):
@@ -43,8 +44,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import queue
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -52,7 +55,7 @@ from urllib.parse import urlsplit
 
 from ..core.config import check_known_keys, check_str, check_table
 from ..core.errors import ConfigError, LogError
-from ..store.gamelog import CONFIG, DECK, EVENTS, write_atomic
+from ..store.gamelog import CONFIG, DECK, EVENTS
 
 log = logging.getLogger(__name__)
 
@@ -65,9 +68,12 @@ WINDOW = 500                 # log lines handed to paho and not yet acknowledged
 READ_CHUNK = 1 << 18         # bytes of events.jsonl read at a time
 MARK_EVERY_S = 0.25          # the acked mark is written at most this often (and at close)
 RETRY_REFUSED_S = 10.0       # lines the broker refused are offered again after this long
+PROBE_TIMEOUT_S = 10.0       # the read-back of the table's own state after a connect
 CLOSE_FLUSH_S = 1.0          # at shutdown, wait this long at most for outstanding acks
 KEEPALIVE_S = 15
-RECONNECT_S = (0.5, 15)      # paho's reconnect back-off, first and longest
+RECONNECT_S = (0.5, 5)       # paho's reconnect back-off, first and longest
+STATE_EVERY_S = 0.25         # the state is published at most this often (the latest one; it carries
+                             # every ended deal, so it grows with the session)
 FORBIDDEN_IN_ID = "/#+"
 
 
@@ -200,7 +206,6 @@ def make_client(client_id: str, broker: BrokerAddress, *, username: str | None =
         raise ConfigError("[mqtt] needs paho-mqtt: pip install 'preftable[club]'", SECTION) from None
     client = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id,
                          protocol=paho.MQTTv5, manual_ack=manual_ack)
-    client.enable_logger(logging.getLogger(__name__ + ".paho"))
     if broker.tls:
         try:
             client.tls_set(ca_certs=str(ca_file) if ca_file else None)
@@ -218,6 +223,19 @@ def reason_failed(reason_code) -> bool:
 
 
 # --- the outbox: one session's events.jsonl -------------------------------------------------
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Replace a small file atomically (write aside, rename), without fsync.
+
+    For the acked mark: a SIGKILL leaves the old or the new mark; a power cut
+    may leave an older one, or none (read as 0).  Either only means lines
+    published again, which subscribers drop; an fsync per mark would stall the
+    publisher's thread, and so every line behind it, on an SD card.
+    """
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
 
 def count_lines(path: Path) -> tuple[int, int]:
     """(whole lines, bytes they take) of a file; a torn last line is not counted."""
@@ -331,8 +349,11 @@ class Outbox:
             self.acked += 1
             self._acked_above.discard(self.acked)
 
-    def rewind(self) -> None:
-        """Offer again every line after the mark (after a refusal): the acked ones come twice."""
+    def rewind(self, to: int | None = None) -> None:
+        """Offer again every line after the mark, lowered to ``to`` if given (the broker
+        lost lines it had acknowledged); the lines the subscribers have come twice."""
+        if to is not None and to < self.acked:
+            self.acked = to
         self.refused.clear()
         self._acked_above.clear()
         self._position_after(self.acked)
@@ -341,7 +362,7 @@ class Outbox:
         if self.acked == self.saved:
             return
         try:
-            write_atomic(self.mark_path, json.dumps({"line": self.acked}).encode() + b"\n")
+            replace_file(self.mark_path, json.dumps({"line": self.acked}).encode() + b"\n")
             self.saved = self.acked
         except OSError as exc:       # only costs lines sent twice after a restart
             log.warning("%s: cannot write (%s)", self.mark_path, exc.strerror)
@@ -399,8 +420,13 @@ class MqttPublisher:
         self._connected = False
         self._retry_at: float | None = None
         self._mark_at = 0.0
+        self._state_at = float("-inf")
         self._refusals_logged: set[str] = set()
-        self.stats = {"published": 0, "acked": 0, "refused": 0, "connects": 0}
+        self._unreachable_logged = False
+        self._probe: str | None = None           # the read-back's nonce while it is awaited
+        self._probe_deadline = 0.0
+        self._held_state: dict | None = None
+        self.stats = {"published": 0, "acked": 0, "refused": 0, "connects": 0, "rewinds": 0}
         if log_dir is not None:
             for folder in unfinished_outboxes(log_dir):
                 box = Outbox(folder)
@@ -412,7 +438,10 @@ class MqttPublisher:
         self.client.will_set(c.topic("status"), "offline", qos=1, retain=True)
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
+        self.client.on_connect_fail = self._on_connect_fail
         self.client.on_publish = self._on_publish
+        self.client.on_subscribe = self._on_subscribe
+        self.client.on_message = self._on_message
         self.client.connect_async(c.broker.host, c.broker.port, keepalive=KEEPALIVE_S)
         self.client.loop_start()
 
@@ -422,6 +451,15 @@ class MqttPublisher:
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         self._answers.put(("disconnect", reason_code))
+
+    def _on_connect_fail(self, client, userdata) -> None:
+        self._answers.put(("unreachable",))
+
+    def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+        self._answers.put(("suback", reason_codes))
+
+    def _on_message(self, client, userdata, msg) -> None:
+        self._answers.put(("message", msg.topic, msg.payload))
 
     def _on_publish(self, client, userdata, mid, reason_code, properties) -> None:
         self._answers.put(("puback", mid, reason_code))
@@ -458,10 +496,16 @@ class MqttPublisher:
         self._handle_answers(now)
         if self._retry_at is not None and now >= self._retry_at:
             self._retry_refused()
-        if self._connected:
+        if self._probe is not None and now >= self._probe_deadline:
+            log.warning("no answer to the read-back of table %s's state within %.0f s: resuming from "
+                        "the acknowledged mark", self.config.table_id, PROBE_TIMEOUT_S)
+            self._end_probe(readable=False)
+        ready = self._connected and self._probe is None
+        if ready:
             self._announce()
-        self._feed()
-        if self._connected and self._state_due:
+            self._feed()                 # while the broker is away, the lines wait in the file
+        if ready and self._state_due and now - self._state_at >= STATE_EVERY_S:
+            self._state_at = now
             self._publish_state()
         self._retire_drained()
         if now - self._mark_at >= MARK_EVERY_S:
@@ -499,17 +543,81 @@ class MqttPublisher:
                     self._log_refusal(f"connection refused: {reason}")
                     continue
                 self._connected = True
+                self._unreachable_logged = False
                 self.stats["connects"] += 1
                 log.info("connected to %s as table %s", self.config.broker.url, self.config.table_id)
                 for box in self._outboxes:
                     box.announced = False
                 self.client.publish(self.config.topic("status"), "online", qos=1, retain=True)
                 self._state_due = self._snapshot is not None
+                self._start_probe(now)
+            elif kind == "suback":
+                if self._probe is not None and any(reason_failed(r) for r in answer[1]):
+                    log.warning("the broker does not let table %s read back its own state (%s): after a "
+                                "broker crash, lines it had acknowledged but not delivered stay lost; "
+                                "give tables readwrite on their own topics", self.config.table_id,
+                                ", ".join(str(r) for r in answer[1]))
+                    self._end_probe(readable=False)
+            elif kind == "message":
+                self._read_back(answer[1], answer[2])
+            elif kind == "unreachable":
+                if not self._unreachable_logged:
+                    self._unreachable_logged = True
+                    log.warning("cannot reach the broker %s; retrying (the game log keeps every line)",
+                                self.config.broker.url)
             elif kind == "disconnect":
                 if self._connected:
                     log.warning("lost the broker %s (%s): the game log keeps every line until it is back",
                                 self.config.broker.url, answer[1])
                 self._connected = False
+
+    # --- the read-back: what does the broker still hold of this table?
+    def _start_probe(self, now: float) -> None:
+        """Subscribe to this table's own state, then publish a nonce on its probe topic.
+
+        The broker hands a subscriber the retained state at once, so it arrives before
+        the echo of the nonce published after the subscription: when the nonce comes
+        back, whatever state the broker still holds (possibly none) has been seen.
+        """
+        self._probe = uuid.uuid4().hex
+        self._probe_deadline = now + PROBE_TIMEOUT_S
+        self._held_state = None
+        c = self.config
+        self.client.subscribe([(c.topic("state"), 1), (c.topic("probe"), 1)])
+        self.client.publish(c.topic("probe"), self._probe, qos=1)
+
+    def _read_back(self, topic_name: str, payload: bytes) -> None:
+        if self._probe is None:
+            return
+        if topic_name == self.config.topic("state"):
+            try:
+                doc = json.loads(payload)
+            except ValueError:
+                doc = None
+            self._held_state = doc if isinstance(doc, dict) else None
+        elif topic_name == self.config.topic("probe") and payload == self._probe.encode():
+            self._end_probe(readable=True)
+
+    def _end_probe(self, readable: bool) -> None:
+        """Resume: from the acknowledged mark, or from the mark the broker's state says it
+        had, if lower.  A broker that crashed restarts from its last saved database, and
+        with it the state retained then; every line acknowledged after that state was
+        sent may be lost, so the table sends them again (subscribers drop what they have)."""
+        self._probe = None
+        c = self.config
+        self.client.unsubscribe([c.topic("state"), c.topic("probe")])
+        box = self.current
+        if not readable or box is None:
+            return
+        held = self._held_state or {}
+        seen = held.get("acked") if held.get("session") == box.session else 0
+        if isinstance(seen, bool) or not isinstance(seen, int) or seen < 0:
+            seen = 0
+        if seen < box.acked:
+            log.warning("the broker holds table %s's session %s only up to line %d (%d acknowledged): "
+                        "publishing again from line %d", c.table_id, box.session, seen, box.acked, seen + 1)
+            box.rewind(seen)
+            self.stats["rewinds"] += 1
 
     def _log_refusal(self, what: str) -> None:
         if what not in self._refusals_logged:
@@ -552,9 +660,11 @@ class MqttPublisher:
     def _publish_state(self) -> None:
         box = self.current
         payload = json.dumps({"table": self.config.table_id, "session": box.session if box else "",
-                              "lines": box.lines_read if box else 0,
+                              "lines": box.lines_read if box else 0, "acked": box.acked if box else 0,
                               "snapshot": self._snapshot.to_dict()}, ensure_ascii=False)
-        self.client.publish(self.config.topic("state"), payload, qos=1, retain=True)
+        # QoS 0: paho never sends it again after a reconnect, so the state the broker holds
+        # carries a mark no later than the broker's own history (see _end_probe)
+        self.client.publish(self.config.topic("state"), payload, qos=0, retain=True)
         self._state_due = False
 
     def _retire_drained(self) -> None:

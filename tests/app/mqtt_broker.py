@@ -80,7 +80,7 @@ class Broker:
             f"persistence_location {self.folder}/",
             "persistence_file mosquitto.db",
             # a club that is away must find every line queued for it (the default keeps 1000)
-            "max_queued_messages 0",
+            "max_queued_messages 1000000",
             "max_inflight_messages 0",
             f"log_dest file {self.log_path}",
             "log_type error",

@@ -159,6 +159,9 @@ def test_one_table_whole_session_mirror_replays_to_the_tables_summary(tmp_path, 
         wait_until(lambda: mirror_complete(mirror, table.session.folder), WAIT_S,
                    describe(mirror, table.session.folder))
         wait_until(lambda: (mirror / "config.toml").exists(), WAIT_S, "the session's config copy")
+        # the board also follows the next session the table opened after the pulka closed
+        wait_until(lambda: club.tables["t1"].session == table.service.session.folder.name, WAIT_S,
+                   "the board to show the table's new session")
     finally:
         table.stop()
     own = json.loads((table.session.folder / "summary.json").read_text())
@@ -169,9 +172,6 @@ def test_one_table_whole_session_mirror_replays_to_the_tables_summary(tmp_path, 
     assert json.loads((table.session.folder / MARK_FILE).read_text()) == {"line": lines}
     board = club.text()
     assert "t1" in board and "seat1" in board and "bad messages" not in board
-    # the board also follows the next session the table opened after the pulka closed
-    wait_until(lambda: club.tables["t1"].session == table.service.session.folder.name, WAIT_S,
-               "the board to show the table's new session")
 
 
 def test_a_gap_is_reported_and_nothing_invented_until_the_table_resends(tmp_path, broker, club_factory):
@@ -246,8 +246,8 @@ def test_garbage_on_the_topics_is_counted_and_does_not_stop_the_board(tmp_path, 
 
 
 ACL = """\
-# each table writes only under its own table id (its user name); the board only reads
-pattern write preftable/%u/#
+# each table writes (and reads back) only its own table id (its user name); the board only reads
+pattern readwrite preftable/%u/#
 user club
 topic read preftable/#
 """
