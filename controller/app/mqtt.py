@@ -46,6 +46,7 @@ import json
 import logging
 import os
 import queue
+import socket
 import time
 import uuid
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ from urllib.parse import urlsplit
 from ..core.config import check_known_keys, check_str, check_table
 from ..core.errors import ConfigError, LogError
 from ..store.gamelog import CONFIG, DECK, EVENTS
+from .findings import FAIL, OK, WARN
 
 log = logging.getLogger(__name__)
 
@@ -409,7 +411,7 @@ class MqttPublisher:
     name = "mqtt"
 
     def __init__(self, config: MqttConfig, *, password: str | None = None, ca_file: Path | None = None,
-                 log_dir: Path | None = None, window: int = WINDOW):
+                 window: int = WINDOW):
         self.config = config
         self.window = window
         self._answers: queue.SimpleQueue = queue.SimpleQueue()      # from paho's thread
@@ -427,11 +429,6 @@ class MqttPublisher:
         self._probe_deadline = 0.0
         self._held_state: dict | None = None
         self.stats = {"published": 0, "acked": 0, "refused": 0, "connects": 0, "rewinds": 0}
-        if log_dir is not None:
-            for folder in unfinished_outboxes(log_dir):
-                box = Outbox(folder)
-                log.info("%s: lines after %d not acknowledged yet: publishing them first", folder, box.acked)
-                self._outboxes.append(box)
         c = config
         self.client = make_client(f"preftable-table-{c.table_id}", c.broker, username=c.username,
                                   password=password if password is not None else c.password, ca_file=ca_file)
@@ -482,6 +479,14 @@ class MqttPublisher:
     def _follow(self, folder: Path) -> None:
         if self.current is not None and self.current.folder == folder:
             return
+        if not self._outboxes:
+            # the first session seen: earlier sessions of this log dir whose lines the broker has not
+            # all acknowledged (the service was stopped after a new pulka) go first
+            for earlier in unfinished_outboxes(folder.parent):
+                if earlier != folder:
+                    box = Outbox(earlier)
+                    log.info("%s: lines after %d not acknowledged yet: publishing them", earlier, box.acked)
+                    self._outboxes.append(box)
         for box in self._outboxes:
             if box.folder == folder:       # adopted at start as unfinished, and it is the current one
                 self._outboxes.remove(box)
@@ -695,21 +700,55 @@ class MqttPublisher:
         self.client.loop_stop()
 
 
-def build(config: MqttConfig, ctx) -> MqttPublisher:
-    """The registry's factory: relative paths resolve against the config file's folder."""
-    base = Path(ctx.settings.source).parent if getattr(ctx.settings, "source", None) else Path.cwd()
+# --- the registry's module protocol (controller.app.backends) ----------------------------------
 
-    def resolve(path: str | None) -> Path | None:
-        return None if path is None else (base / path if not Path(path).is_absolute() else Path(path))
+def parse(raw: Mapping[str, Any], game=None) -> MqttConfig | None:
+    """``[mqtt]``, validated; no section (``{}``) means no publishing."""
+    return MqttConfig.parse(raw) if raw else None
 
+
+def _resolve(path: str | None, settings) -> Path | None:
+    """A path of the config, relative to the config file's folder."""
+    if path is None:
+        return None
+    base = Path(settings.source).parent if getattr(settings, "source", None) else Path.cwd()
+    return Path(path) if Path(path).is_absolute() else base / path
+
+
+def outputs(config: MqttConfig | None, ctx) -> list:
+    if config is None:
+        return []
     password = config.password
     if config.password_file is not None:
-        password = read_password_file(resolve(config.password_file), f"{SECTION}.password_file")
-    ca_file = resolve(config.ca_file)
+        password = read_password_file(_resolve(config.password_file, ctx.settings), f"{SECTION}.password_file")
+    ca_file = _resolve(config.ca_file, ctx.settings)
     if ca_file is not None and not ca_file.is_file():
         raise ConfigError(f"{SECTION}.ca_file: {ca_file}: no such file", f"{SECTION}.ca_file")
-    return MqttPublisher(config, password=password, ca_file=ca_file, log_dir=getattr(ctx, "log_dir", None))
+    return [MqttPublisher(config, password=password, ca_file=ca_file)]
 
 
-__all__ = ["MqttConfig", "MqttPublisher", "BrokerAddress", "Outbox", "build", "make_client",
+def doctor(config: MqttConfig | None, doc, settings) -> None:
+    if config is None:
+        return
+    try:
+        import paho.mqtt  # noqa: F401
+    except ImportError:
+        doc.add(FAIL, "[mqtt] is configured but paho-mqtt is not installed", "pip install 'preftable[club]'")
+        return
+    for key, path in (("password_file", config.password_file), ("ca_file", config.ca_file)):
+        if path is None:
+            continue
+        resolved = _resolve(path, settings)
+        if not os.access(resolved, os.R_OK):
+            doc.add(FAIL, f"mqtt.{key}: {resolved} cannot be read", f"check the path and its owner ({key})")
+    address = f"{config.broker.host}:{config.broker.port}"
+    try:
+        with socket.create_connection((config.broker.host, config.broker.port), timeout=3):
+            doc.add(OK, f"MQTT broker {address} accepts connections (table {config.table_id})")
+    except OSError as exc:
+        doc.add(WARN, f"MQTT broker {address} unreachable ({exc.strerror or exc}); the table plays on and "
+                      "publishes its log when the broker is back", "check mqtt.broker and the network")
+
+
+__all__ = ["MqttConfig", "MqttPublisher", "BrokerAddress", "Outbox", "parse", "outputs", "doctor", "make_client",
            "parse_broker_url", "check_topic_level", "topic", "MARK_FILE"]

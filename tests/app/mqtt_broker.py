@@ -19,18 +19,21 @@ bus, playing ``deals`` deals and then closing the pulka (a whole session).
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+ROOT = Path(__file__).resolve().parents[2]
 MOSQUITTO = "/usr/sbin/mosquitto"
 MOSQUITTO_PASSWD = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
 START_TIMEOUT_S = 15.0
@@ -189,17 +192,18 @@ class SimTable:
 
     def __init__(self, log_dir: Path, broker_url: str, table_id: str, *, seed: int = 1, speed: float = 100.0,
                  deals: int = 2, mqtt: dict | None = None):
+        from controller.app.backends.sim import SimSource
         from controller.app.mqtt import MqttConfig, MqttPublisher
         from controller.app.service import NEW_PULKA, TableService
-        from controller.app.settings import Settings
-        from controller.app.sources import SimSource
+        from controller.app.settings import settings_from_dict
 
         self.table_id = table_id
         self.log_dir = Path(log_dir)
-        settings = Settings(backend="sim", sim_seed=seed, sim_speed=speed, display="none")
+        settings = settings_from_dict({"readers": {"backend": "sim"}, "display": {"kind": "none"},
+                                       "sim": {"seed": seed, "speed": speed, "noise": True}})
         section = {"broker": broker_url, "table_id": table_id, **(mqtt or {})}
         password = section.pop("password", None)
-        self.publisher = MqttPublisher(MqttConfig.parse(section), password=password, log_dir=self.log_dir)
+        self.publisher = MqttPublisher(MqttConfig.parse(section), password=password)
         self.service = TableService(settings, None, self.log_dir, outputs=[self.publisher])
         self.session = self.service.open_session(new=True)
         self.played = threading.Event()
@@ -208,7 +212,8 @@ class SimTable:
             self.service.queue.put(NEW_PULKA)
             self.played.set()
 
-        self.source = SimSource(settings, self.service.tracker.deck, deals=deals, on_done=done)
+        self.source = SimSource(settings.game, settings.section("sim"), self.service.tracker.deck,
+                                deals=deals, on_done=done)
         self.thread = threading.Thread(target=self.service.run, args=(self.source,), name=f"table {table_id}")
 
     @property
@@ -228,3 +233,53 @@ class SimTable:
         self.service.stop()
         self.thread.join(timeout=30)
         assert not self.thread.is_alive(), f"table {self.table_id} did not stop"
+
+
+# --- mirrors ------------------------------------------------------------------------------------
+
+def mirror_of(club_dir: Path, table: str, session_dir: Path) -> Path:
+    return club_dir / table / session_dir.name
+
+
+def mirror_complete(mirror: Path, original: Path) -> bool:
+    try:
+        return mirror.joinpath("events.jsonl").read_bytes() == original.joinpath("events.jsonl").read_bytes()
+    except FileNotFoundError:
+        return False
+
+
+def describe(mirror: Path, original: Path):
+    def text() -> str:
+        have = len(mirror.joinpath("events.jsonl").read_bytes().splitlines()) if mirror.joinpath(
+            "events.jsonl").exists() else 0
+        want = len(original.joinpath("events.jsonl").read_bytes().splitlines())
+        return f"the mirror {mirror} to equal the table's log ({have} of {want} lines)"
+    return text
+
+
+def replay_summary(folder: Path) -> dict:
+    """What ``preftable replay`` prints for a session folder (the CLI, as a user runs it)."""
+    args = [sys.executable, "-m", "controller", "replay", str(folder / "events.jsonl"),
+            "--config", str(folder / "config.toml"), "--json"]
+    if (folder / "deck.toml").exists():
+        args += ["--deck", str(folder / "deck.toml")]
+    out = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+@pytest.fixture
+def club_factory(tmp_path):
+    clubs = []
+
+    def make(url: str, **kw):
+        from controller.app.club import Club
+
+        club = Club(url, tmp_path / "club", **kw)
+        club.start()
+        wait_until(club.connected.is_set, 20, "the club board to connect")
+        clubs.append(club)
+        return club
+    yield make
+    for club in clubs:
+        club.stop()

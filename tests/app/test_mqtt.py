@@ -20,41 +20,10 @@ from controller.core.errors import ConfigError
 from controller.store.replay import replay_file
 from controller.core.config import load_game_config
 
-from mqtt_broker import Broker, SimTable, broker, mosquitto_missing, wait_until  # noqa: F401 (fixture)
+from mqtt_broker import (Broker, SimTable, broker, club_factory, describe, mirror_complete,  # noqa: F401
+                         mirror_of, mosquitto_missing, replay_summary, wait_until)
 
-ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 60
-
-
-def mirror_of(club_dir: Path, table: str, session_dir: Path) -> Path:
-    return club_dir / table / session_dir.name
-
-
-def mirror_complete(mirror: Path, original: Path) -> bool:
-    try:
-        return mirror.joinpath("events.jsonl").read_bytes() == original.joinpath("events.jsonl").read_bytes()
-    except FileNotFoundError:
-        return False
-
-
-def describe(mirror: Path, original: Path):
-    def text() -> str:
-        have = len(mirror.joinpath("events.jsonl").read_bytes().splitlines()) if mirror.joinpath(
-            "events.jsonl").exists() else 0
-        want = len(original.joinpath("events.jsonl").read_bytes().splitlines())
-        return f"the mirror {mirror} to equal the table's log ({have} of {want} lines)"
-    return text
-
-
-def replay_summary(folder: Path) -> dict:
-    """What ``preftable replay`` prints for a session folder (the CLI, as a user runs it)."""
-    args = [sys.executable, "-m", "controller", "replay", str(folder / "events.jsonl"),
-            "--config", str(folder / "config.toml"), "--json"]
-    if (folder / "deck.toml").exists():
-        args += ["--deck", str(folder / "deck.toml")]
-    out = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
 
 
 class RawClient:
@@ -76,21 +45,6 @@ class RawClient:
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
-
-
-@pytest.fixture
-def club_factory(tmp_path):
-    clubs = []
-
-    def make(url: str, **kw) -> Club:
-        club = Club(url, tmp_path / "club", **kw)
-        club.start()
-        wait_until(club.connected.is_set, 20, "the club board to connect")
-        clubs.append(club)
-        return club
-    yield make
-    for club in clubs:
-        club.stop()
 
 
 # --- configuration ----------------------------------------------------------------------------

@@ -37,6 +37,7 @@ READERS: dict[str, str] = {
 OUTPUTS: dict[str, str] = {
     "gpio": "controller.app.backends.gpio",
     "display": "controller.app.backends.display",
+    "mqtt": "controller.app.mqtt",
 }
 
 
