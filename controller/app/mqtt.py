@@ -18,19 +18,21 @@ Topics, under ``<prefix>/<table_id>/`` (MQTT 5, JSON payloads):
   ``{"table", "session", "line", "text"}`` with ``line`` counted from 1 and
   ``text`` the line exactly as the log holds it (without its newline).
 - ``state``: the latest :class:`~controller.core.snapshot.TableSnapshot`,
-  retained, at most every 0.25 s (the latest wins):
-  ``{"table", "session", "lines", "snapshot"}``; ``lines`` is how many lines
-  of the session's log had been read when it was sent.
+  retained, QoS 0, at most every 0.25 s (the latest wins):
+  ``{"table", "session", "lines", "acked", "snapshot"}``; ``lines`` is how
+  many lines of the session's log had been read when it was sent, ``acked``
+  the acknowledged mark then.
 - ``status``: ``online`` / ``offline``, retained; ``offline`` is also the will.
 - ``session``: the session's ``config.toml`` and ``deck.toml`` (or null),
   retained, once per session (and again on every reconnect):
   ``{"table", "session", "config", "deck"}``.
+- ``probe``: a nonce the table sends itself after connecting (see below).
 
 The game log is the outbox.  The service appends to ``events.jsonl`` before it
 publishes on the bus; this output reads the file itself, on its own thread, so
 it never misses a line even when the bus drops an item.  It keeps, next to the
 session, ``mqtt-acked.json``: the last line ``N`` such that the broker has
-acknowledged (PUBACK, success) every line up to ``N``.  The mark is written
+acknowledged (PUBACK, success) every line up to ``N``.  The mark is replaced
 atomically and only ever lags the truth, so after a broker outage, a network
 cut or a restart of the service (SIGKILL included) publishing resumes at
 ``N + 1``: no line is lost, and a subscriber drops the few lines it sees twice
@@ -38,6 +40,16 @@ by (session, line).  Within one run paho keeps the unacknowledged messages and
 sends them again after a reconnect; only a window of lines is handed to paho
 at a time, the rest waits in the file.  The table loop never waits for the
 network: the file is read on the bus thread, the socket is paho's thread.
+
+A broker that *crashes* restarts from its last saved database and forgets
+what it acknowledged after that, including lines no board had received yet.
+So after every connect the table reads back what the broker holds of it: it
+subscribes to its own ``state``, then sends a nonce on ``probe``; the broker
+hands it the retained state (if any) before the nonce's echo.  That state's
+``acked`` is at most what the broker had saved, and the table resends from
+there when it is below its own mark (from line 1 when the broker holds no
+state of this session).  A broker that does not let a table read its own
+topics (ACL) only loses this safety net; the table says so in its log.
 """
 
 from __future__ import annotations
@@ -427,6 +439,7 @@ class MqttPublisher:
         self._unreachable_logged = False
         self._probe: str | None = None           # the read-back's nonce while it is awaited
         self._probe_deadline = 0.0
+        self._probe_mid: int | None = None
         self._held_state: dict | None = None
         self.stats = {"published": 0, "acked": 0, "refused": 0, "connects": 0, "rewinds": 0}
         c = config
@@ -529,9 +542,13 @@ class MqttPublisher:
             kind = answer[0]
             if kind == "puback":
                 _, mid, reason = answer
+                if mid == self._probe_mid and self._probe is not None and reason_failed(reason):
+                    self._log_refusal(f"{reason} (its probe)")
+                    self._end_probe(readable=False)
+                    continue
                 entry = self._inflight.pop(mid, None)
                 if entry is None:
-                    continue            # state, status or session message
+                    continue            # state, status, session or probe message
                 box, line = entry
                 ok = not reason_failed(reason)
                 box.answer(line, ok)
@@ -589,7 +606,7 @@ class MqttPublisher:
         self._held_state = None
         c = self.config
         self.client.subscribe([(c.topic("state"), 1), (c.topic("probe"), 1)])
-        self.client.publish(c.topic("probe"), self._probe, qos=1)
+        self._probe_mid = self.client.publish(c.topic("probe"), self._probe, qos=1).mid
 
     def _read_back(self, topic_name: str, payload: bytes) -> None:
         if self._probe is None:

@@ -57,13 +57,15 @@ class Broker:
     """One mosquitto process; restartable on the same port with the same persistence."""
 
     def __init__(self, folder: Path, *, users: dict[str, str] | None = None, acl: str | None = None,
-                 extra: str = ""):
+                 extra: str = "", template: str | None = None, scheme: str = "mqtt"):
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
         self.users = users
         self.acl = acl
         self.extra = extra
+        self.template = template        # a whole config, "{port}" and "{folder}" filled in
+        self.scheme = scheme
         self.proc: subprocess.Popen | None = None
         self.log_path = self.folder / "mosquitto.log"
         self.conf_path = self.folder / "mosquitto.conf"
@@ -71,9 +73,13 @@ class Broker:
 
     @property
     def url(self) -> str:
-        return f"mqtt://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def _write_config(self) -> None:
+        if self.template is not None:
+            self.conf_path.write_text(self.template.replace("{port}", str(self.port))
+                                      .replace("{folder}", str(self.folder)))
+            return
         lines = [
             f"listener {self.port} 127.0.0.1",
             # as whoever runs the tests (mosquitto started as root would switch to user "mosquitto"
@@ -124,7 +130,7 @@ class Broker:
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.starts += 1
         deadline = time.monotonic() + START_TIMEOUT_S
-        while not accepts(self.port):
+        while not accepts(self.port):       # a TCP accept: TLS or not, the listener is up
             try:
                 code = self.proc.wait(timeout=0.02)     # a pause between connect attempts
             except subprocess.TimeoutExpired:
@@ -203,7 +209,9 @@ class SimTable:
                                        "sim": {"seed": seed, "speed": speed, "noise": True}})
         section = {"broker": broker_url, "table_id": table_id, **(mqtt or {})}
         password = section.pop("password", None)
-        self.publisher = MqttPublisher(MqttConfig.parse(section), password=password)
+        config = MqttConfig.parse(section)
+        self.publisher = MqttPublisher(config, password=password,
+                                       ca_file=Path(config.ca_file) if config.ca_file else None)
         self.service = TableService(settings, None, self.log_dir, outputs=[self.publisher])
         self.session = self.service.open_session(new=True)
         self.played = threading.Event()

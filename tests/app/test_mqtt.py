@@ -8,6 +8,8 @@ it waited for.
 """
 
 import json
+import os
+import pwd
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +22,8 @@ from controller.core.errors import ConfigError
 from controller.store.replay import replay_file
 from controller.core.config import load_game_config
 
-from mqtt_broker import (Broker, SimTable, broker, club_factory, describe, mirror_complete,  # noqa: F401
-                         mirror_of, mosquitto_missing, replay_summary, wait_until)
+from mqtt_broker import (ROOT, Broker, SimTable, broker, club_factory, describe,  # noqa: F401
+                         mirror_complete, mirror_of, mosquitto_missing, replay_summary, wait_until)
 
 WAIT_S = 60
 
@@ -199,12 +201,8 @@ def test_garbage_on_the_topics_is_counted_and_does_not_stop_the_board(tmp_path, 
     assert "bad messages: 13" in club.text()
 
 
-ACL = """\
-# each table writes (and reads back) only its own table id (its user name); the board only reads
-pattern readwrite preftable/%u/#
-user club
-topic read preftable/#
-"""
+# the ACL as shipped: a table writes (and reads back) only its own table id; the board only reads
+ACL = (ROOT / "systemd" / "mosquitto" / "acl").read_text()
 
 
 def test_the_acl_refuses_a_table_publishing_under_another_id(tmp_path):
@@ -277,3 +275,66 @@ def test_twenty_tables_against_one_broker_give_twenty_complete_equal_mirrors(tmp
         assert replay_file(mirror / "events.jsonl", config).summary() == own
     assert len(club.tables) == 20 and not club.bad
     assert all(t.table_id in board_text(club.tables, club.bad) for t in tables)
+
+
+def make_certificates(folder: Path) -> tuple[Path, Path, Path]:
+    """A CA and a server certificate for 127.0.0.1 signed by it (openssl, as the README says)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ca_key, ca, key, csr, crt = (folder / n for n in ("ca.key", "ca.crt", "club.key", "club.csr", "club.crt"))
+    ext = folder / "san.ext"
+    ext.write_text("subjectAltName = IP:127.0.0.1\n")
+
+    def openssl(*args) -> None:
+        subprocess.run(["openssl", *map(str, args)], check=True, capture_output=True, timeout=60)
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=preftable test CA",
+            "-keyout", ca_key, "-out", ca)
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", key, "-out", csr)
+    openssl("x509", "-req", "-in", csr, "-CA", ca, "-CAkey", ca_key, "-CAcreateserial", "-days", "2",
+            "-extfile", ext, "-out", crt)
+    for path in (key, crt):
+        path.chmod(0o600)
+    return ca, crt, key
+
+
+def test_the_shipped_broker_config_and_acl_over_tls(tmp_path):
+    """systemd/mosquitto/preftable.conf and acl as shipped, paths moved into the test's folder."""
+    if mosquitto_missing():
+        pytest.fail("mosquitto is not installed (apt-get install mosquitto)")
+    shipped = ROOT / "systemd" / "mosquitto"
+    folder = tmp_path / "broker"
+    ca, crt, key = make_certificates(folder)
+    acl = folder / "preftable.acl"
+    acl.write_text((shipped / "acl").read_text())
+    acl.chmod(0o600)
+    passwd = folder / "preftable.passwd"
+    passwd.write_text("")
+    passwd.chmod(0o600)
+    for user, password in (("club", "pw-club"), ("t1", "pw-t1")):
+        subprocess.run(["mosquitto_passwd", "-b", str(passwd), user, password], check=True, timeout=30)
+    conf = (shipped / "preftable.conf").read_text()
+    for old, new in (("listener 8883", "listener {port} 127.0.0.1"), ("listener 1883 127.0.0.1", ""),
+                     ("/etc/mosquitto/certs/club.crt", str(crt)), ("/etc/mosquitto/certs/club.key", str(key)),
+                     ("/etc/mosquitto/preftable.passwd", str(passwd)), ("/etc/mosquitto/preftable.acl", str(acl))):
+        assert old in conf, old
+        conf = conf.replace(old, new)
+    conf += (f"\nuser {pwd.getpwuid(os.geteuid()).pw_name}"
+             "\npersistence true\npersistence_location {folder}/\nlog_dest file {folder}/mosquitto.log\n")
+    broker = Broker(folder, template=conf, scheme="mqtts").start()
+    club = Club(broker.url, tmp_path / "club", username="club", password="pw-club", ca_file=ca)
+    club.start()
+    table = None
+    try:
+        wait_until(club.connected.is_set, 30, lambda: f"the board to connect over TLS\n{broker.log_text()}")
+        table = SimTable(tmp_path / "logs", broker.url, "t1", seed=4, speed=300, deals=1,
+                         mqtt={"username": "t1", "password": "pw-t1", "ca_file": str(ca)})
+        table.start()
+        wait_until(lambda: table.finished, WAIT_S, "the table to play its deal")
+        mirror = mirror_of(tmp_path / "club", "t1", table.session.folder)
+        wait_until(lambda: mirror_complete(mirror, table.session.folder), WAIT_S,
+                   describe(mirror, table.session.folder))
+        assert table.publisher.stats["refused"] == 0
+    finally:
+        if table is not None:
+            table.stop()
+        club.stop()
+        broker.stop()
