@@ -142,4 +142,9 @@ def add_doctor(sub) -> None:
     add(sub)
 
 
-REGISTER: list = [add_run, add_demo, add_enroll, add_report, add_doctor, add_hub_emulator]
+def add_club(sub) -> None:
+    from .club import add_club as add
+    add(sub)
+
+
+REGISTER: list = [add_run, add_demo, add_enroll, add_report, add_doctor, add_hub_emulator, add_club]
