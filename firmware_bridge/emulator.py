@@ -166,6 +166,7 @@ class HubEmulator:
         self.beeps: list[int] = []
         self.cfg: dict[str, int] = {}
         self.received: list[Frame] = []
+        self.host_hello = threading.Event()        # the host has said HELLO (a script waits for it)
         self.link_path: str | None = None
 
         self._lock = threading.RLock()
@@ -565,6 +566,7 @@ class HubEmulator:
     def _answer(self, frame: Frame) -> None:
         verb, fields = frame.verb, frame.fields
         if verb == "HELLO":
+            self.host_hello.set()
             self._send_hello()
             return
         if verb == "SNAP":
@@ -767,9 +769,15 @@ def cli_main(argv: list[str]) -> int:
         print(f"hub-emulator: cannot serve: {exc}", file=sys.stderr)
         return 2
     if events:
-        emulator.play(events, zones, deck, speed=args.speed)
-        print(f"# playing {len(events)} table events on readers {', '.join(zones)}",
-              file=sys.stderr, flush=True)
+        def play_once_greeted() -> None:
+            # a host connecting late must not miss the first moves (and see them out of turn)
+            emulator.host_hello.wait()
+            print(f"# host said HELLO: playing {len(events)} table events", file=sys.stderr, flush=True)
+            emulator.play(events, zones, deck, speed=args.speed)
+
+        threading.Thread(target=play_once_greeted, name="hub-emu greeted", daemon=True).start()
+        print(f"# {len(events)} table events for readers {', '.join(zones)}: playing once the host "
+              "says HELLO", file=sys.stderr, flush=True)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)     # `kill`, systemd: clean up like Ctrl-C
     print(f"# {COMMANDS_HELP}", file=sys.stderr, flush=True)

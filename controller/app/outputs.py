@@ -118,8 +118,9 @@ def build_outputs(settings, link=None, factory=None, stream=None):
     """The outputs the settings ask for (display, GPIO LEDs and buzzer, the hub's)."""
     outputs = []
     if settings.display == "terminal":
-        from hw.display import TerminalDisplay
-        outputs.append(DisplayOutput(TerminalDisplay(stream or sys.stdout)))
+        from .screen import TerminalBoard       # the board, the hub link's state, log lines above it
+        outputs.append(TerminalBoard(stream or sys.stdout, link=link,
+                                     port=settings.hub_port if link is not None else None))
     elif settings.display == "serial":
         from hw.display import SerialDisplay
         outputs.append(DisplayOutput(SerialDisplay(settings.display_port, baudrate=settings.display_baudrate)))
