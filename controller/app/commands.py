@@ -60,6 +60,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         source = SpiSource(settings, service.clock, factory=factory)
     service.outputs = build_outputs(settings, link=link, factory=factory)
+    if not (buttons is not None and "confirm" in settings.gpio_buttons):
+        hint = keyboard_confirm(service)
+        for out in service.outputs:
+            if hasattr(out, "confirm_hint"):
+                out.confirm_hint = hint
 
     interrupted: list[int] = []
 
@@ -76,6 +81,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"preftable: stopped (Ctrl-C); the game log is in {session.folder}, "
                          "`preftable run` resumes it\n")
     return 0
+
+
+def keyboard_confirm(service) -> str:
+    """No confirm button wired: the Enter key of the terminal is one; return how to clear a mistake."""
+    from ..core.events import button
+    from .screen import EnterConfirms
+
+    if sys.stdin is not None and sys.stdin.isatty():
+        EnterConfirms(sys.stdin, lambda: service.sink(button(service.clock(), "confirm"))).start()
+        return "fix it, then press Enter here to confirm (no confirm button wired)"
+    return "fix it; no confirm button wired: set [gpio] buttons.confirm, or run on a terminal and press Enter"
 
 
 def check_hub_port(port: str) -> None:

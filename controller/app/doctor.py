@@ -304,12 +304,13 @@ class Doctor:
             return
         if info is None:
             said = f" ({statuses[-1]})" if statuses else ""
-            self.add(FAIL, f"hub at {settings.hub_port}: no HELLO within {self.host.hello_timeout:g} s{said}",
+            self.add(FAIL, f"waiting for hub on {settings.hub_port}: no HELLO within "
+                           f"{self.host.hello_timeout:g} s{said}",
                      f"check that the hub is powered and runs the preftable firmware, and hub.baudrate "
                      f"({settings.hub_baudrate})")
             return
-        self.add(OK, f"hub at {settings.hub_port}: proto {info.proto}, firmware {info.fw_version}, "
-                     f"boot {info.boot_id}, {info.readers} readers")
+        self.add(OK, f"hub connected on {settings.hub_port}: firmware {info.fw_version}, {info.readers} readers, "
+                     f"proto {info.proto}, boot {info.boot_id}")
         lacking = [f"{zone} (reader {i})" for i, zone in enumerate(zones) if zone and i >= info.readers]
         if lacking:
             self.add(FAIL, f"hub has {info.readers} readers but hub.zones maps {len(zones)}: no reader for "
@@ -369,7 +370,10 @@ class Doctor:
                          "log out and in again (or reboot)")
                 continue
             if host.uid == 0:
-                self.add(OK, f"user {host.user} is not in group {group}, but root can use {paths}")
+                # only the devices that exist: one that does not has had its FAIL already
+                present = ", ".join(path for path, usable in devices if usable is not None)
+                if present:
+                    self.add(OK, f"user {host.user} is not in group {group}, but root can use {present}")
                 continue
             fix = ("sudo groupadd " + group + "; " if members is None else "") + \
                 f"sudo usermod -aG {group} {host.user}, then log in again"

@@ -24,6 +24,8 @@ import sys
 import threading
 from typing import Iterable, Sequence, TextIO
 
+from ..core.view import ERROR as ERROR_LED
+
 #: line styles a view may ask for
 TURN, MISTAKE, DIM, PLAIN = "turn", "mistake", "dim", None
 _SGR = {TURN: "\x1b[1;32m", MISTAKE: "\x1b[1;31m", DIM: "\x1b[2m"}
@@ -68,7 +70,7 @@ def link_state(link, port: str | None = None) -> str:
         return ""
     info = getattr(link, "hub_info", None)
     if getattr(link, "ready", False) and info is not None:
-        return f"hub connected (fw {info.fw_version}, {info.readers} readers)"
+        return f"hub connected (firmware {info.fw_version}, {info.readers} readers)"
     where = port or getattr(link, "url", "?")
     error = getattr(link, "error", None)
     if error is not None:
@@ -187,7 +189,10 @@ class TerminalBoard:
         self.link = link
         self.port = port
         self._rows: Sequence[str] = ("",) * 4
+        self._mistake = False
         self._state = None
+        #: how a mistake is cleared at this table (``run`` sets it from the buttons it has)
+        self.confirm_hint = "fix it, then press confirm"
         self.screen.capture_logging()
 
     def _lines(self) -> list[Line]:
@@ -195,10 +200,13 @@ class TerminalBoard:
         if self.link is not None:
             state = self._state = link_state(self.link, self.port)
             lines.append((state, TURN if state.startswith("hub connected") else MISTAKE))
+        if self._mistake:
+            lines.append((f"! a mistake: {self.confirm_hint}", MISTAKE))
         return lines
 
     def show(self, ind, now: float) -> None:
         self._rows = tuple(ind.lines)
+        self._mistake = ERROR_LED in ind.leds.values()
         self._draw()
 
     def _draw(self) -> None:
