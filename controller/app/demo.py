@@ -37,7 +37,7 @@ from ..core.view import ERROR, TURN, WINNER, Indications
 log = logging.getLogger(__name__)
 
 _MARK = {TURN: "\u25b6", WINNER: "\u2605", ERROR: "!"}
-LEGEND = "legend: \u25b6 to play   \u2605 took the last trick   ! a mistake waiting for confirm"
+LEGEND = "\u25b6 to play  \u2605 took the last trick  ! mistake awaiting confirm"
 _MISTAKE_WORDS = {"out_of_turn": "played out of turn", "same_card": "laid a card already played",
                   "unknown_tag": "laid an unknown tag", "table_not_clear": "laid a card before the table was clear",
                   "revoke": "revoked (did not follow suit)"}
@@ -91,8 +91,8 @@ class LiveView:
         frac = min(1.0, (done + (tricks / 10 if deal else 0)) / max(self.deals, 1))
         bar = "#" * int(frac * 20) + "." * (20 - int(frac * 20))
         lines: list[tuple[str, str | None]] = [
-            (f"preftable demo  deal {max(number, 1)}/{self.deals}  [{bar}] {frac:4.0%}  "
-             f"{plural(played, 'card')} played", None)]
+            (f"demo deal {max(number, 1)}/{self.deals} [{bar}] {frac:4.0%}, {plural(played, 'card')} played",
+             None)]
         if self.link is not None:
             state = self._link_state = link_state(self.link)
             lines.append((state, None if state.startswith("hub connected") else MISTAKE))

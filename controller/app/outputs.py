@@ -120,7 +120,8 @@ def build_outputs(settings, link=None, factory=None, stream=None):
     if settings.display == "terminal":
         from .screen import TerminalBoard       # the board, the hub link's state, log lines above it
         outputs.append(TerminalBoard(stream or sys.stdout, link=link,
-                                     port=settings.hub_port if link is not None else None))
+                                     port=settings.hub_port if link is not None else None,
+                                     names=settings.game.table.names))
     elif settings.display == "serial":
         from hw.display import SerialDisplay
         outputs.append(DisplayOutput(SerialDisplay(settings.display_port, baudrate=settings.display_baudrate)))

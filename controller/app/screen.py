@@ -24,7 +24,7 @@ import sys
 import threading
 from typing import Iterable, Sequence, TextIO
 
-from ..core.view import ERROR as ERROR_LED
+from ..core.view import ERROR as ERROR_LED, TURN as TURN_LED
 
 #: line styles a view may ask for
 TURN, MISTAKE, DIM, PLAIN = "turn", "mistake", "dim", None
@@ -180,7 +180,7 @@ class TerminalBoard:
     file, each changed board is appended instead.
     """
 
-    def __init__(self, stream: TextIO | None = None, link=None, port: str | None = None):
+    def __init__(self, stream: TextIO | None = None, link=None, port: str | None = None, names=None):
         from hw.display import TerminalDisplay
 
         self.stream = stream if stream is not None else sys.stdout
@@ -188,8 +188,10 @@ class TerminalBoard:
         self.screen = Screen(self.stream)
         self.link = link
         self.port = port
+        self.names = dict(names or {})
         self._rows: Sequence[str] = ("",) * 4
-        self._mistake = False
+        self._turn: list[str] = []
+        self._mistake: list[str] = []
         self._state = None
         #: how a mistake is cleared at this table (``run`` sets it from the buttons it has)
         self.confirm_hint = "fix it, then press confirm"
@@ -200,13 +202,17 @@ class TerminalBoard:
         if self.link is not None:
             state = self._state = link_state(self.link, self.port)
             lines.append((state, TURN if state.startswith("hub connected") else MISTAKE))
+        # under the box, in full: whose turn it is (a mistake on the box's last row hides it there)
+        if self._turn:
+            lines.append((f"to play: \u25b6 {', '.join(self._turn)}", TURN))
         if self._mistake:
-            lines.append((f"! a mistake: {self.confirm_hint}", MISTAKE))
+            lines.append((f"! a mistake by {', '.join(self._mistake)}: {self.confirm_hint}", MISTAKE))
         return lines
 
     def show(self, ind, now: float) -> None:
         self._rows = tuple(ind.lines)
-        self._mistake = ERROR_LED in ind.leds.values()
+        self._turn = [self.names.get(z, z) for z, mode in ind.leds.items() if mode == TURN_LED]
+        self._mistake = [self.names.get(z, z) for z, mode in ind.leds.items() if mode == ERROR_LED]
         self._draw()
 
     def _draw(self) -> None:
