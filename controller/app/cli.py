@@ -308,7 +308,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the version and exit")
     parser.add_argument("-v", "--verbose", action="count", default=0,
                         help="more log output (-v: info, -vv: debug)")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser,
+                                help="what to do (each has --help)")
     sub.required = True
 
     p = sub.add_parser("replay", help="replay table events and print the deals, pulka and settlement")
