@@ -119,8 +119,8 @@ class Records:
 
     def __getitem__(self, index: int) -> DealRecord:
         item = self._items[index]
-        if isinstance(item, bytes):
-            item = record_from_checkpoint(json.loads(item)["record"])
+        if isinstance(item, bytes) or hasattr(type(item), "__bytes__"):  # a journal line, or one read on demand
+            item = record_from_checkpoint(json.loads(bytes(item))["record"])
             self._items[index] = item
         return item
 

@@ -1,0 +1,197 @@
+"""The checkpoint journal (``checkpoints.jsonl``): derived data, verified before it is trusted.
+
+One line per ended deal, appended once the events it stands for are on disk.
+Each line is a JSON object whose first keys are this module's own, followed by
+the checkpoint itself (an opaque payload: the table between deals, as
+``controller.store.checkpoints``/the tracker makes and restores it), and last a
+checksum of the line::
+
+    {"offset":81234,"events":612,"t":301.5,"crc":3735928559, <payload>, "check":123456789}
+
+- ``offset``: the byte length of ``events.jsonl`` the checkpoint stands for;
+- ``events``: the table-event lines in those bytes;
+- ``t``: the last table event's ``t``;
+- ``crc``: CRC-32 of those bytes (``events.jsonl[:offset]``);
+- ``check``: CRC-32 of the line itself up to ``,"check":`` (closed with ``}``),
+  so an edited or half-written line is never taken for a checkpoint.
+
+Before a checkpoint is used it is verified against the events file: the CRC and
+the event count of the bytes before its offset, and a newline just before it
+(:func:`verify`, one streaming pass over the file, nothing kept).  The journal
+is cut back to its last line that fits (:meth:`Journal.truncate`), and the
+session's resume rebuilds the lines after it from the events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from .files import open_append, open_read, open_update, write_all
+
+_HEADER = re.compile(rb'\{"offset":(\d+),"events":(\d+),"t":([-+.eE0-9]+),"crc":(\d+)[,}]')
+_CHECK = b',"check":'
+_DEAL = re.compile(rb'"record":\{"number":(\d+)')
+# a derived line as the game log writes it: "t" first, "kind" second (FORMATS.md)
+_DERIVED = re.compile(rb'^\{"t": [^,\n]*, "kind": ', re.M)
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One journal line: where it stands in the events file, and the raw line."""
+
+    offset: int
+    events: int
+    t: float
+    crc: int
+    raw: bytes          # the whole line without its newline (the payload is parsed on use)
+    end: int            # the byte offset in the journal just after this line
+
+    @property
+    def deal(self) -> int | None:
+        """The number of the ended deal this line records, if the payload says."""
+        m = _DEAL.search(self.raw)
+        return int(m.group(1)) if m else None
+
+    def payload(self) -> dict:
+        return json.loads(self.raw)
+
+
+def encode(offset: int, events: int, t: float, crc: int, payload: dict) -> bytes:
+    """A journal line (with its newline) for a checkpoint at ``offset``."""
+    head = json.dumps({"offset": offset, "events": events, "t": t, "crc": crc, **payload},
+                      ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return head[:-1] + _CHECK + str(zlib.crc32(head)).encode() + b"}\n"
+
+
+def decode(raw: bytes, end: int) -> Entry | None:
+    """The entry of one journal line, or None when the line is not one whole, unedited line."""
+    cut = raw.rfind(_CHECK)
+    m = _HEADER.match(raw)
+    if cut < 0 or m is None or not raw.endswith(b"}"):
+        return None
+    digits = raw[cut + len(_CHECK):-1]
+    if not digits.isdigit() or int(digits) != zlib.crc32(raw[:cut] + b"}"):
+        return None
+    try:
+        t = float(m.group(3))
+    except ValueError:
+        return None
+    return Entry(int(m.group(1)), int(m.group(2)), t, int(m.group(4)), raw, end)
+
+
+def count_events(data: bytes) -> int:
+    """Table-event lines among whole lines ``data`` (derived lines start ``{"t": …, "kind":``)."""
+    return data.count(b"\n") - len(_DERIVED.findall(data))
+
+
+class Journal:
+    """The ``checkpoints.jsonl`` of one session."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._fh = None
+
+    def entries(self) -> tuple[list[Entry], int, int]:
+        """The journal's leading whole, self-consistent lines, in order of offset.
+
+        Returns them, the byte length they take, and the number of lines after
+        them that are not used (damaged, torn, or out of order).
+        """
+        try:
+            fh = open_read(self.path)
+        except FileNotFoundError:
+            return [], 0, 0
+        except OSError:         # a symlink (ELOOP) or unreadable: the journal is rebuilt
+            return [], 0, 1
+        good: list[Entry] = []
+        end, rest = 0, 0
+        with fh:
+            for raw in fh:
+                if rest:
+                    rest += 1
+                    continue
+                entry = decode(raw[:-1], end + len(raw)) if raw.endswith(b"\n") else None
+                if entry is None or (good and (entry.offset <= good[-1].offset
+                                               or entry.events < good[-1].events)):
+                    rest = 1
+                    continue
+                good.append(entry)
+                end = entry.end
+        return good, end, rest
+
+    def truncate(self, length: int) -> None:
+        """Cut the journal to its first ``length`` bytes (a symlink is removed instead)."""
+        self.close()
+        try:
+            fh = open_update(self.path)
+        except FileNotFoundError:
+            return
+        except OSError:
+            os.unlink(self.path)    # never cut through a symlink: drop the link itself
+            return
+        with fh:
+            fh.truncate(length)
+            os.fsync(fh.fileno())
+
+    def append(self, lines: bytes) -> None:
+        """Append whole journal lines and fsync them (OSError to the caller)."""
+        if self._fh is None:
+            self._fh = open_append(self.path)
+        write_all(self._fh.fileno(), lines)
+        os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+def verify(entries: list[Entry], events: BinaryIO, size: int) -> tuple[int, int]:
+    """How many leading ``entries`` fit the events file (of ``size`` bytes), and the CRC of
+    the events up to the last that fits.
+
+    Each entry's CRC of the bytes before its offset and the newline just before it
+    are checked in one pass over the file, read in chunks into one buffer (memory
+    stays flat however long the log).
+    """
+    events.seek(0)
+    buf = bytearray(CHUNK)
+    view = memoryview(buf)
+    base = have = done = 0      # file offset of buf[0], bytes in buf, bytes of buf in crc
+    crc = good_crc = fit = 0
+    previous = 0
+    for entry in entries:
+        if entry.offset > size or entry.offset <= previous:
+            break
+        while entry.offset > base + have:
+            crc = zlib.crc32(view[done:have], crc)
+            base, done = base + have, 0
+            have = events.readinto(view) or 0
+            if not have:
+                return fit, good_crc
+        k = entry.offset - base
+        crc = zlib.crc32(view[done:k], crc)
+        done = k
+        if crc != entry.crc or buf[k - 1] != 0x0A:
+            break
+        fit, good_crc, previous = fit + 1, crc, entry.offset
+    return fit, good_crc
+
+
+def chain(entries: list[Entry]) -> list[Entry]:
+    """The lines of the deals 1 … n ending at the last entry: a deal taken back by ``undo``
+    and ended again has a later line that replaces the earlier one."""
+    out: list[Entry] = []
+    for entry in entries:
+        number = entry.deal
+        if number is not None:
+            del out[number - 1:]
+        out.append(entry)
+    return out
