@@ -7,7 +7,6 @@ import stat
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -182,9 +181,13 @@ def test_a_full_disk_at_start_is_no_crash_loop(small_disk, sim_cfg):
     filler = _fill(small_disk)
     for _ in range(2):                      # every restart starts, says why, and stops cleanly
         proc = _run_until_ready(sim_cfg, logs)
-        time.sleep(0.5)                     # let the simulated table lay a card or two (not asserted)
-        err = _stop(proc)
-        assert "Traceback" not in err
+        said = []
+        while not any("disk is full" in line for line in said):    # the simulated table laid a card
+            line = proc.stderr.readline()
+            assert line, "".join(said)      # the service ended instead of going on
+            said.append(line)
+        err = "".join(said) + _stop(proc)
+        assert "Traceback" not in err and err.count("disk is full") == 1
     filler.unlink()
     (session,) = SessionLog.sessions(logs)
     assert (session / "events.jsonl").read_bytes().endswith(b"\n")
