@@ -15,17 +15,43 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import os
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_service import bare_import, start_service, vm_hwm_mb, write_session  # noqa: E402
+from bench_service import bare_import, vm_hwm_mb, write_session  # noqa: E402
 from controller.app.sim import make_deck  # noqa: E402
+
+
+def start_service(cfg: Path, log_dir: Path, deck_path: Path, sock_path: str, err: Path
+                  ) -> tuple[float, subprocess.Popen]:
+    """Start ``preftable run``; return seconds to READY=1 and the process (a replay of
+    10,000 deals without the journal takes a while: no short timeout here)."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    server.bind(sock_path)
+    server.settimeout(600)
+    env = dict(os.environ, NOTIFY_SOCKET=sock_path)
+    start = time.perf_counter()
+    with open(err, "ab") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "controller", "run", "--config", str(cfg),
+                                 "--log-dir", str(log_dir), "--deck", str(deck_path)],
+                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        while "READY=1" not in server.recv(4096).decode():
+            pass
+        return time.perf_counter() - start, proc
+    finally:
+        server.close()
+        os.unlink(sock_path)
 
 
 def measure(log_dir: Path, folder: Path, cfg: Path, deck_path: Path, tmp: Path, runs: int,
@@ -39,7 +65,8 @@ def measure(log_dir: Path, folder: Path, cfg: Path, deck_path: Path, tmp: Path, 
         else:
             (folder / "checkpoints.jsonl").unlink(missing_ok=True)
         bare.append(bare_import())
-        seconds, proc = start_service(cfg, log_dir, deck_path, str(tmp / f"notify-{journal}-{i}"))
+        seconds, proc = start_service(cfg, log_dir, deck_path, str(tmp / f"notify-{journal}-{i}"),
+                                      tmp / "service.err")
         hwm.append(vm_hwm_mb(proc.pid)[0])
         proc.terminate()
         proc.wait(30)

@@ -66,6 +66,7 @@ DAMAGED = "events.jsonl.damaged"
 UNREADABLE = ".unreadable"
 _SYNC_KINDS = frozenset({"trick", "deal", "abandon", "undo"})
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+JOURNAL_BATCH = 1 << 20     # rebuilt journal lines written in batches of about this many bytes
 
 __all__ = ["SessionLog", "SessionUnreadable", "write_atomic", "EVENTS", "CHECKPOINTS", "CONFIG",
            "DECK", "SUMMARY"]
@@ -400,6 +401,8 @@ class SessionLog:
                     owed = deque(_dumps(s.to_dict())[:-1] for s in signals)
                     if any(s.kind == "deal" for s in signals) and tracker.deal is None:
                         pending_cp = _take_checkpoint(tracker)
+                    if len(journal) > JOURNAL_BATCH and not self._no_journal:
+                        self._write_journal(journal, sync=False)    # rebuilding: memory stays flat
                     continue
                 # not what the table writes here: rewrite the file from this line on
                 damaged_at = start
@@ -452,12 +455,18 @@ class SessionLog:
                     self._pending_cps.append((len(self._pending), count, last_t, pending_cp))
                 self._flush()
         if journal and not self._no_journal:
-            try:
-                self.journal.append(bytes(journal))
-            except OSError as exc:
-                log.warning("%s: cannot write (%s); a resume will replay more events",
-                            self.checkpoints_path, exc.strerror)
+            self._write_journal(journal, sync=True)
         return tracker
+
+    def _write_journal(self, lines: bytearray, sync: bool) -> None:
+        """Append rebuilt journal lines (and forget them); a failure only costs a longer resume."""
+        try:
+            self.journal.append(bytes(lines), sync=sync)
+        except OSError as exc:
+            log.warning("%s: cannot write (%s); a resume will replay more events",
+                        self.checkpoints_path, exc.strerror)
+            self._no_journal = True     # no line after a gap: the journal stays a prefix
+        lines.clear()
 
     @staticmethod
     def _event(raw: bytes, zones: tuple[str, ...], last_t: float) -> TableEvent | None:
@@ -482,7 +491,7 @@ class SessionLog:
         except FileNotFoundError:
             pass
         try:
-            out = open_append(tmp)
+            out = os.fdopen(open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL), "wb", buffering=0)
             with open_read(self.events_path) as src:
                 left = damaged_at
                 while left:
@@ -567,12 +576,8 @@ class SessionLog:
         if self._failing is not None:
             log.warning("%s: written again after '%s'", self.events_path, self._failing)
             self._failing = None
-        if lines and not self._no_journal:
-            try:
-                self.journal.append(bytes(lines))
-            except OSError as exc:      # derived data: the events alone are enough to resume
-                log.warning("%s: cannot write (%s); a resume will replay more events",
-                            self.checkpoints_path, exc.strerror)
+        if lines and not self._no_journal:     # derived data: the events alone are enough
+            self._write_journal(lines, sync=True)
         return True
 
     def append(self, event: TableEvent, signals: Iterable[Signal], checkpoint: dict | None = None) -> None:

@@ -140,12 +140,25 @@ class Journal:
             fh.truncate(length)
             os.fsync(fh.fileno())
 
-    def append(self, lines: bytes) -> None:
-        """Append whole journal lines and fsync them (OSError to the caller)."""
+    def append(self, lines: bytes, sync: bool = True) -> None:
+        """Append whole journal lines, fsync'd unless ``sync`` is false (OSError to the caller).
+
+        A short write is cut off again, so the journal never keeps half a line.
+        """
         if self._fh is None:
             self._fh = open_append(self.path)
-        write_all(self._fh.fileno(), lines)
-        os.fsync(self._fh.fileno())
+        fd = self._fh.fileno()
+        size = os.fstat(fd).st_size
+        try:
+            write_all(fd, lines)
+        except OSError:
+            try:
+                os.ftruncate(fd, size)
+            except OSError:
+                pass
+            raise
+        if sync:
+            os.fsync(fd)
 
     def close(self) -> None:
         if self._fh is not None:
