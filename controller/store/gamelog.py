@@ -338,14 +338,14 @@ class SessionLog:
                 earlier = [_JournalLine(self.checkpoints_path, e.end - len(e.raw) - 1, len(e.raw))
                            for e in lines[:-1]]
                 tracker = _restore(game, deck, earlier, last.payload())
-            except (KeyError, TypeError, ValueError) as exc:
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
                 self.repairs.append(f"checkpoint journal unusable ({exc}): rebuilt from the events")
                 used, fit, crc = [], 0, 0
-        dropped = len(entries) - fit + rest
-        if dropped:
-            if used:
+        if len(used) < len(entries) or rest:
+            dropped = len(entries) - len(used) + rest
+            if tracker is not None:
                 self.repairs.append(f"checkpoint journal: cut {dropped} lines that do not fit the events")
-            elif not any("journal" in r for r in self.repairs):
+            elif not self.repairs:      # (an unusable line has said so already)
                 self.repairs.append("checkpoint journal does not fit the events: rebuilt from them")
             try:
                 self.journal.truncate(used[-1].end if used else 0)

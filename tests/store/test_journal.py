@@ -99,3 +99,21 @@ def test_summary_of_a_resumed_long_session_reads_earlier_deals_from_the_journal(
     whole = DealTracker(GAME)
     whole.feed_all(events(30))
     assert tracker.summary() == whole.summary() == played.summary()
+
+
+def test_a_checkpoint_that_cannot_be_restored_is_rebuilt_once(tmp_path, caplog):
+    from controller.store.journal import decode, encode
+
+    session, played = new_session(tmp_path, 4)
+    lines = session.checkpoints_path.read_bytes().splitlines()
+    last = decode(lines[-1], 0)
+    # a whole, self-consistent line that fits the events, but whose payload is not a table
+    lines[-1] = encode(last.offset, last.events, last.t, last.crc, {"record": {"number": 4}})[:-1]
+    session.checkpoints_path.write_bytes(b"\n".join(lines) + b"\n")
+    caplog.set_level(logging.WARNING)
+    tracker, _, _ = SessionLog(session.folder).resume(GAME, None)
+    assert tracker.summary() == played.summary()
+    assert len(store_warnings(caplog)) == 1
+    caplog.clear()
+    tracker, _, _ = SessionLog(session.folder).resume(GAME, None)
+    assert tracker.summary() == played.summary() and store_warnings(caplog) == []
