@@ -335,9 +335,8 @@ class SessionLog:
             try:
                 if last.deal is not None and last.deal != len(lines):
                     raise ValueError(f"deal {last.deal} after {len(lines) - 1} deals")
-                earlier = [_JournalLine(self.checkpoints_path, e.end - len(e.raw) - 1, len(e.raw))
-                           for e in lines[:-1]]
-                tracker = _restore(game, deck, earlier, last.payload())
+                earlier = [_JournalLine(self.checkpoints_path, e.start, e.length) for e in lines[:-1]]
+                tracker = _restore(game, deck, earlier, self.journal.payload(last))
             except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
                 self.repairs.append(f"checkpoint journal unusable ({exc}): rebuilt from the events")
                 used, fit, crc = [], 0, 0
