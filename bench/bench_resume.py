@@ -8,7 +8,7 @@ timed from process start to systemd's ``READY=1``; beside it, in the same run,
 (VmHWM) is read at ready, after the resume.  Issue 10's targets: at 10,000
 deals with the journal, ready within 3x the bare import and VmHWM <= 40 MB.
 
-    .venv/bin/python bench/bench_resume.py [--deals 1000 10000] [--runs 3]
+    .venv/bin/python bench/bench_resume.py [--deals 1000 10000] [--runs 3] [--journal both]
 """
 
 from __future__ import annotations
@@ -81,6 +81,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--deals", type=int, nargs="+", default=[1000, 10000])
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--journal", choices=("both", "with", "without"), default="both",
+                    help="measure with the journal, without it, or both (default)")
     args = ap.parse_args()
     from firmware_bridge.emulator import HubEmulator
 
@@ -99,7 +101,7 @@ def main() -> None:
             cfg = tmp / "table.toml"
             cfg.write_text(f'[readers]\nbackend = "hub"\n[hub]\nport = "{port}"\n[display]\nkind = "hub"\n')
             try:
-                for journal in (True, False):
+                for journal in {"both": (True, False), "with": (True,), "without": (False,)}[args.journal]:
                     r, b, h = measure(log_dir, folder, cfg, deck_path, tmp, args.runs, journal)
                     rows.append((deals, size, journal, r, b, h))
             finally:
