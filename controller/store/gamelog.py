@@ -322,8 +322,7 @@ class SessionLog:
 
     def _from_journal(self, game, deck, fh, size):
         """The tracker at the journal's last line that fits the events, and where it stands."""
-        entries, length, rest = self.journal.entries()
-        fit, crc = jr.verify(entries, fh, size) if entries else (0, 0)
+        entries, length, rest, fit, crc = jr.verify_while_reading(self.journal, fh, size)
         used = entries[:fit]
         if used and not self._segment_fits(fh, used):
             used, fit = used[:-1], fit - 1

@@ -30,7 +30,9 @@ import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+import queue
+import threading
+from typing import BinaryIO, Callable, Iterable
 
 from .files import open_append, open_read, open_update, write_all
 from .lines import MAX_LINE
@@ -100,11 +102,13 @@ class Journal:
         self.path = path
         self._fh = None
 
-    def entries(self) -> tuple[list[Entry], int, int]:
+    def entries(self, on_entry: Callable[[Entry], object] | None = None
+                ) -> tuple[list[Entry], int, int]:
         """The journal's leading whole, self-consistent lines, in order of offset.
 
         Returns them, the byte length they take, and whether lines after them are
-        not used (damaged, torn, or out of order): 1 if so, else 0.
+        not used (damaged, torn, or out of order): 1 if so, else 0.  ``on_entry``
+        is given each entry as soon as it is read (see :func:`verify_while_reading`).
         """
         try:
             fh = open_read(self.path)
@@ -130,6 +134,8 @@ class Journal:
                         break
                     good.append(entry)
                     end = entry.end
+                    if on_entry is not None:
+                        on_entry(entry)
             if carry and not rest:
                 rest = 1        # a torn last line
         return good, end, rest
@@ -180,7 +186,35 @@ class Journal:
             self._fh = None
 
 
-def verify(entries: list[Entry], events: BinaryIO, size: int) -> tuple[int, int]:
+def verify_while_reading(journal: Journal, events: BinaryIO, size: int
+                         ) -> tuple[list[Entry], int, int, int, int]:
+    """:meth:`Journal.entries` and :func:`verify` at once: the events file is checked in a
+    thread while the journal is read (its CRC work runs outside the GIL, so a long
+    session's resume costs about the longer of the two, not their sum).
+
+    Returns the entries, their byte length, the unused-lines flag, how many entries
+    fit the events, and the CRC at the last that fits.
+    """
+    handed: queue.SimpleQueue = queue.SimpleQueue()
+    result: list = [0, 0]
+
+    def check() -> None:
+        try:
+            result[:] = verify(iter(handed.get, None), events, size)
+        except OSError:
+            result[:] = [0, 0]      # the events cannot be read: no checkpoint is trusted
+
+    checker = threading.Thread(target=check, name="checkpoint check")
+    checker.start()
+    try:
+        entries, length, rest = journal.entries(handed.put)
+    finally:
+        handed.put(None)
+        checker.join()
+    return entries, length, rest, result[0], result[1]
+
+
+def verify(entries: Iterable[Entry], events: BinaryIO, size: int) -> tuple[int, int]:
     """How many leading ``entries`` fit the events file (of ``size`` bytes), and the CRC of
     the events up to the last that fits.
 
