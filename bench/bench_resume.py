@@ -32,6 +32,17 @@ from bench_service import bare_import, vm_hwm_mb, write_session  # noqa: E402
 from controller.app.sim import make_deck  # noqa: E402
 
 
+def write_fast(log_dir: Path, deals: int, deck) -> Path:
+    """The session as the service writes it, without waiting for each fsync (the bytes are
+    the same; only the writing of a 10,000-deal fixture gets minutes shorter)."""
+    fsync = os.fsync
+    os.fsync = lambda fd: None
+    try:
+        return write_session(log_dir, deals, deck)
+    finally:
+        os.fsync = fsync
+
+
 def start_service(cfg: Path, log_dir: Path, deck_path: Path, sock_path: str, err: Path
                   ) -> tuple[float, subprocess.Popen]:
     """Start ``preftable run``; return seconds to READY=1 and the process (a replay of
@@ -92,7 +103,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
             log_dir = tmp / "logs"
-            folder = write_session(log_dir, deals, deck)
+            folder = write_fast(log_dir, deals, deck)
             size = (folder / "events.jsonl").stat().st_size
             deck_path = tmp / "deck.toml"
             deck_path.write_text(deck.to_toml())

@@ -54,6 +54,7 @@ from . import journal as jr
 from .files import (DIR_MODE, fsync_dir, make_dir, open_append, open_fd, open_read,
                     open_update, write_all, write_atomic)
 from .lines import read_lines
+from .replay import events_of_stream
 
 log = logging.getLogger(__name__)
 
@@ -276,8 +277,6 @@ class SessionLog:
 
     def table_events(self, zones: Iterable[str], offset: int = 0) -> list[TableEvent]:
         """The valid table events of the log from byte ``offset`` (invalid lines logged)."""
-        from .replay import events_of_stream
-
         def bad(number: int, message: str) -> None:
             log.warning("%s:%d: skipped: %s", self.events_path, number, message)
 

@@ -2,7 +2,6 @@
 
 import json
 import os
-import signal
 import stat
 import subprocess
 import sys
