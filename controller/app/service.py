@@ -172,6 +172,9 @@ class TableService:
             self.notifier.stopping()
             source.stop()
             self.session.close()
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
             for out in self.outputs:
                 out.close()
             if self.buttons is not None:
