@@ -90,8 +90,9 @@ def encode(state: BetweenDeals) -> dict:
             "events_seen": state.events_seen, "finished_after": state.finished_after}
 
 
-def _decode_raw(raw: bytes) -> DealRecord:
-    return decode_record(json.loads(raw)["record"])
+def _decode_raw(raw) -> DealRecord:
+    """A journal line (bytes, or the game log's reference that reads it on demand)."""
+    return decode_record(json.loads(bytes(raw))["record"])
 
 
 def decode(config: GameConfig, last: dict, events: int) -> BetweenDeals:
