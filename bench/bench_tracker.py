@@ -121,13 +121,20 @@ def main() -> None:
     ap.add_argument("--chunk", type=int, default=500, help="deals generated per batch")
     args = ap.parse_args()
     game = GameConfig()
-    bare_before = bare_trigger_cost()
-    tracker = DealTracker(game)
-    events, busy = timed_feed(tracker, raspasovka_batches(game, args.deals, args.chunk, args.noise))
     mixed_game = GameConfig(Table(), Rules(bidding=True))
-    mixed = DealTracker(mixed_game)
-    m_events, m_busy = timed_feed(mixed, mixed_batches(mixed_game, args.mixed_deals, args.chunk, args.noise))
-    bare = (bare_before + bare_trigger_cost()) / 2
+    rasp_batches = list(raspasovka_batches(game, args.deals, args.chunk, args.noise))
+    mix_batches = list(mixed_batches(mixed_game, args.mixed_deals, args.chunk, args.noise))
+    tracker, mixed = DealTracker(game), DealTracker(mixed_game)
+    events = busy = m_events = m_busy = 0
+    bare_costs = []
+    # interleaved, so that a busy machine slows both kinds of game (and the bare trigger) alike
+    for i in range(max(len(rasp_batches), len(mix_batches))):
+        bare_costs.append(bare_trigger_cost(20_000))
+        e, b = timed_feed(tracker, rasp_batches[i:i + 1])
+        events, busy = events + e, busy + b
+        e, b = timed_feed(mixed, mix_batches[i:i + 1])
+        m_events, m_busy = m_events + e, m_busy + b
+    bare = sum(bare_costs) / len(bare_costs)
     complete = sum(1 for r in tracker.records if r.complete)
     per_event = busy / events
     m_per_event = m_busy / m_events
