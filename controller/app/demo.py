@@ -24,7 +24,8 @@ from .outputs import HubOutputs
 from .service import TableService
 from .settings import Settings
 from .sim import Noise, TableSimulator, make_deck
-from .sources import HubSource
+from .backends.display import DisplayConfig
+from .backends.hub import HubConfig, HubSource
 from .textview import summary_text
 from ..core.cards import parse_card
 from ..core.snapshot import TableSnapshot
@@ -143,10 +144,11 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     events = list(sim.deals(deals))
     emulator = HubEmulator(readers=len(zones), absent_ms=300, poll_ms=20)
     path = emulator.open_pty()
-    settings = Settings(game=game, backend="hub", hub_port=path, hub_zones=tuple(zones), display="hub")
+    settings = Settings(game=game, backend="hub",
+                        sections={"hub": HubConfig(port=path, zones=tuple(zones)), "display": DisplayConfig("hub")})
     service = TableService(settings, deck, log_dir)
     session = service.open_session(new=True)
-    source = HubSource(settings, service.clock)
+    source = HubSource(game, settings.section("hub"), service.clock)
     view = LiveView(deals, stream, game.table.names)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
     script_done = threading.Event()

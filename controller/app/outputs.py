@@ -12,28 +12,16 @@ are imported only when such an output is built.
 from __future__ import annotations
 
 import logging
-import sys
 import time
 from typing import Protocol, Sequence
 
-from ..core.cards import SUIT_SYMBOLS
+from ..core.cards import ascii_text
 from ..core.view import ERROR, OFF, TURN, WINNER, Indications
 
 log = logging.getLogger(__name__)
 
 # Hub LED colours by mode (PROTOCOL.md LED <index> <RRGGBB>); seatN is LED index N-1.
 HUB_COLOURS = {OFF: "000000", TURN: "00C000", WINNER: "0040FF", ERROR: "FF0000"}
-_ASCII_SUITS = {symbol: suit for suit, symbol in SUIT_SYMBOLS.items()}
-
-
-def ascii_text(text: str) -> str:
-    """Display text as printable ASCII for the hub (suit symbols become ``s c d h``)."""
-    out = []
-    for ch in text:
-        ch = _ASCII_SUITS.get(ch, ch)
-        out.append(ch if " " <= ch <= "~" and ch not in "$*" else "?")
-    return "".join(out)
-
 
 class Output(Protocol):
     name: str
@@ -141,19 +129,3 @@ class HubOutputs(IndicationOutput):
                     self.link.text(row, text)
         if ind.beep_ms:
             self.link.beep(ind.beep_ms)
-
-
-def build_outputs(settings, link=None, factory=None, stream=None):
-    """The outputs the settings ask for (display, GPIO LEDs and buzzer, the hub's)."""
-    outputs = []
-    if settings.display == "terminal":
-        from hw.display import TerminalDisplay
-        outputs.append(DisplayOutput(TerminalDisplay(stream or sys.stdout)))
-    elif settings.display == "serial":
-        from hw.display import SerialDisplay
-        outputs.append(DisplayOutput(SerialDisplay(settings.display_port, baudrate=settings.display_baudrate)))
-    if link is not None:
-        outputs.append(HubOutputs(link, settings.game.table.seats, display=settings.display == "hub"))
-    if factory is not None and (settings.gpio_leds or settings.gpio_buzzer is not None):
-        outputs.append(GpioOutputs(factory, dict(settings.gpio_leds), settings.gpio_buzzer))
-    return outputs

@@ -44,7 +44,6 @@ class TableService:
 
     def __init__(self, settings: Settings, deck: Deck | None, log_dir: Path, *,
                  outputs: Sequence[Output] = (), buttons=None, notifier: Notifier | None = None,
-                 on_signals: Callable[[TableEvent, list[Signal]], None] | None = None,
                  on_finished: Callable[[dict, Path], None] | None = None):
         self.settings = settings
         self.deck = deck
@@ -56,7 +55,6 @@ class TableService:
             from hw.indicators import to_event
             self._button_event = to_event
         self.notifier = notifier or Notifier()
-        self.on_signals = on_signals
         self.on_finished = on_finished
         self.queue: queue.Queue = queue.Queue()
         self.stop_event = threading.Event()
@@ -128,8 +126,6 @@ class TableService:
         ended = any(s.kind == "deal" for s in signals)
         self.session.append(event, signals, self.tracker.checkpoint() if ended else None)
         self.seq += 1
-        if self.on_signals is not None:
-            self.on_signals(event, signals)
         self._publish(event, signals)
         return signals
 

@@ -1,6 +1,7 @@
 """What the table shows is a pure function of the tracker's state."""
 
-from controller.app.outputs import HUB_COLOURS, ascii_text
+from controller.app.outputs import HUB_COLOURS
+from controller.core.cards import ascii_text
 from controller.core.view import DISPLAY_COLS, DISPLAY_ROWS, ERROR, OFF, TURN, WINNER, indications
 from table_script import DEAL_A, Script, config
 
