@@ -9,7 +9,10 @@ pins of other programs and drivers.
 
 :class:`RPiGPIOFactory` drives the real pins through ``RPi.GPIO`` (imported
 when it is built); :class:`MockFactory` drives a :class:`hw.fake_gpio.FakeGPIO`.
-:func:`default_factory` picks one.  Pins are BCM GPIO numbers 0-27.
+:func:`default_factory` picks one: on a Raspberry Pi (its device tree's model,
+or ``/dev/gpiomem``) always the real pins -- on a Pi 5 ``RPi.GPIO`` must be the
+``rpi-lgpio`` drop-in -- and never silently mock pins there; off a Pi, mock
+pins with a warning.  Pins are BCM GPIO numbers 0-27.
 """
 
 from __future__ import annotations
