@@ -46,7 +46,7 @@ def test_a_reset_pin_on_an_spi_bus_is_refused():
 
 def test_spi_bus_1_pins_are_free_when_no_reader_uses_bus_1():
     doc = {"spi": {"readers": READERS[:2]}, "gpio": {"buzzer": 19, "buttons": {"undo": 20}}}
-    assert settings_from_dict(doc).gpio_buzzer == 19
+    assert settings_from_dict(doc).section("gpio").buzzer == 19
 
 
 def toml_blocks(text: str) -> list[dict]:

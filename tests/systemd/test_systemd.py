@@ -269,8 +269,8 @@ def test_installed_config_skeleton_is_valid():
     from controller.app.settings import load_settings
 
     settings = load_settings(SYSTEMD / "config.toml")
-    assert settings.backend == "hub" and settings.display == "hub"
-    assert settings.hub_zones == ("seat1", "seat2", "seat3", "prikup")
+    assert settings.backend == "hub" and settings.section("display").kind == "hub"
+    assert settings.section("hub").zones == ("seat1", "seat2", "seat3", "prikup")
 
 
 # /proc/devices (character part) as Raspberry Pi OS shows it: bookworm on a Pi 4/5, bullseye on a Pi 3.
