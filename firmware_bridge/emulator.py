@@ -27,12 +27,12 @@ import sys
 import tempfile
 import threading
 import time
-import tomllib
 import tty
 from typing import Iterable, Sequence
 
-from controller.core.cards import DECK, Card, parse_card, seat_names, zone_names
-from controller.core.errors import CardError, EventError
+from controller.core.cards import DECK, Card, seat_names, zone_names
+from controller.core.deck import load_deck
+from controller.core.errors import DeckError, EventError
 from controller.core.events import TableEvent, normalise_uid, placed, read_events, removed
 
 from .codec import MAX_FRAME, MAX_READERS, PROTO_VERSION, Frame, FrameError, decode_line
@@ -774,13 +774,10 @@ def simulate_deals(players: int = 3, deals: int = 1, seed: int | None = None,
 
 
 def load_deck_cards(path: str) -> dict[str, str]:
-    """A deck file (FORMATS.md) as ``{card code: uid}``."""
-    with open(path, "rb") as fh:
-        cards = tomllib.load(fh).get("cards", {})
-    out = {}
-    for uid, code in cards.items():
-        out[str(parse_card(code))] = uid.upper()
-    return out
+    """A deck file (FORMATS.md), validated like the table's own (``controller.core.deck``),
+    as ``{card code: uid}``."""
+    deck = load_deck(path)
+    return {str(card): uid.upper() for uid, card in deck.cards.items()}
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -825,8 +822,8 @@ def cli_main(argv: list[str]) -> int:
         parser.error(f"--readers must be 1-{MAX_READERS}")
     try:
         deck = load_deck_cards(args.deck) if args.deck else None
-    except (OSError, tomllib.TOMLDecodeError, CardError, AttributeError) as exc:
-        print(f"hub-emulator: cannot read deck {args.deck}: {exc}", file=sys.stderr)
+    except DeckError as exc:                   # the message names the file and the card or uid
+        print(f"hub-emulator: cannot read deck: {exc}", file=sys.stderr)
         return 2
     events = []
     if args.script:
