@@ -19,7 +19,6 @@ import argparse
 import logging
 import os
 import random
-import secrets
 import select
 import signal
 import socket
@@ -36,17 +35,12 @@ from controller.core.errors import CardError, EventError
 from controller.core.events import TableEvent, normalise_uid, placed, read_events, removed
 
 from .codec import MAX_FRAME, MAX_READERS, PROTO_VERSION, Frame, FrameError, decode_line
-from .firmware.hub import CFG_DEFAULTS, HB_MS, STATE_MS, Hub
+from .firmware.hub import CFG_DEFAULTS, HB_MS, STATE_MS, Hub, make_boot_id
 from .mpfake.devices import HubTicks, RecordingBuzzer, RecordingDisplay, RecordingLeds, VirtualReader
 
 log = logging.getLogger(__name__)
 
 WRITE_WAIT = 0.05          # s a frame may wait for a full pty/socket before it is dropped
-
-
-def new_boot_id() -> str:
-    """Eight random upper-case hex digits."""
-    return secrets.token_hex(4).upper()
 
 
 class _Pty:
@@ -168,7 +162,7 @@ class HubEmulator:
             raise ValueError(f"readers must be 1-{MAX_READERS} (PROTOCOL.md), got {readers}")
         self.readers = readers
         self.fw_version = fw_version
-        self.boot_id = boot_id or new_boot_id()
+        self.boot_id = boot_id or make_boot_id()
         self.proto = proto
         self.hb_ms = hb_ms
         self.state_ms = state_ms
@@ -346,7 +340,7 @@ class HubEmulator:
         except Exception:                      # as firmware/main.py does on a board: report, reboot
             log.exception("hub firmware raised; rebooting it")
             self._line.write(b"# fatal error; rebooting\n")
-            self.boot_id = new_boot_id()
+            self.boot_id = make_boot_id()
             self._boot()
             return 0
         if self._cfg_sent:
@@ -553,7 +547,7 @@ class HubEmulator:
         """Restart: a fresh firmware ``Hub`` with a new boot_id, seq from 0, HELLO;
         the tags lying there stay."""
         with self._lock:
-            self.boot_id = new_boot_id()
+            self.boot_id = make_boot_id()
             if self._transport is not None:
                 self._boot()
 
@@ -597,7 +591,7 @@ class HubEmulator:
         with self._lock:
             if self._transport is not None:
                 return
-            self.boot_id = new_boot_id()
+            self.boot_id = make_boot_id()
             if self._kind == "pty":
                 self._plug(_Pty())
             elif self._kind == "tcp":
