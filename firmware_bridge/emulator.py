@@ -605,8 +605,9 @@ class HubEmulator:
              speed: float = 1.0) -> threading.Thread:
         """Play table events (from :func:`controller.core.events.read_events`) in a thread:
         each ``placed``/``removed`` moves its tag on the reader of its zone at
-        its ``t`` (divided by ``speed``).  ``card`` events use ``deck`` (card ->
-        uid), else a made-up uid per card."""
+        its ``t`` (divided by ``speed``) -- on the hub's clock when it is moved by
+        hand (``realtime=False``: the script runs as fast as the firmware does).
+        ``card`` events use ``deck`` (card -> uid), else a made-up uid per card."""
         by_zone = {zone: i for i, zone in enumerate(zones)}
         uid_of = dict(deck or {})
         for i, card in enumerate(DECK):
@@ -620,10 +621,15 @@ class HubEmulator:
 
         def run() -> None:
             start = time.monotonic()
+            hub_time = 0.0                          # for a hand-moved clock: script time played so far
             for t, kind, reader, uid in plan:
-                delay = start + t - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
+                if self.clock.realtime:
+                    delay = start + t - time.monotonic()
+                    if delay > 0:
+                        time.sleep(delay)
+                elif t > hub_time:
+                    self.advance(round((t - hub_time) * 1000))
+                    hub_time = t
                 if not self._running.is_set():
                     return
                 if kind == "placed":

@@ -251,6 +251,11 @@ class HubLink:
         return self._hub_info
 
     @property
+    def last_hb_at(self) -> float:
+        """``time.monotonic()`` when the last HB arrived (or the session began)."""
+        return self._last_hb_at
+
+    @property
     def counters(self) -> dict[str, int]:
         """Link counters (gaps, snaps, reconnects, reboots, …) and the parser's drops."""
         with self._lock:

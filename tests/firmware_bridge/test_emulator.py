@@ -225,14 +225,16 @@ def test_reboot_new_boot_id_seq_zero_tags_kept(hub):
 def test_silence(hub):
     emu, host = hub
     host.wait(lambda f: f.verb == "HB")
-    emu.go_silent(0.4)
+    emu.go_silent(60)                              # ended below: no race with its end
     assert emu.silent
     host.pump()
     n = len(host.frames)
     host.send("HELLO", 1)                          # a hung hub answers nothing
-    time.sleep(0.35)
+    time.sleep(0.35)                               # STATE every 100 ms, HB every 200 ms, if it spoke
     host.pump()
     assert len(host.frames) == n
+    emu.clear_faults()                             # the hang ends
+    assert not emu.silent
     host.cursor = n
     assert host.wait(lambda f: f.verb == "STATE", 1.0)
 
@@ -272,20 +274,26 @@ def test_tcp_transport():
 
 
 def test_play_a_script():
+    """Each move at its ``t``, on the hub's clock (moved by hand: exact whatever the load)."""
     lines = [
         json.dumps({"t": 0.0, "zone": "seat2", "event": "placed", "uid": UID}),
         json.dumps({"t": 0.05, "zone": "prikup", "event": "placed", "card": "Qh"}),
         json.dumps({"t": 0.10, "zone": "seat2", "event": "removed", "uid": UID}),
     ]
-    emu = HubEmulator(readers=4, poll_ms=10)
+    emu = HubEmulator(readers=4, poll_ms=10, realtime=False)
     emu.open_pty()
     try:
         thread = emu.play(read_events(lines, ["seat1", "seat2", "seat3", "prikup"]),
                           ["seat1", "seat2", "seat3", "prikup"], deck={"Qh": "0A0B0C0D"})
-        time.sleep(0.07)
-        assert emu.tags() == [None, UID, None, "0A0B0C0D"]
-        thread.join(2)
+        thread.join(10)
         assert emu.tags() == [None, None, None, "0A0B0C0D"]
+        assert emu.reported() == [None, UID, None, "0A0B0C0D"]       # GONE only after absent_ms
+        emu.advance(300)
+        assert emu.reported() == [None, None, None, "0A0B0C0D"]
+        edges = emu.hub.edge_ms                   # hub uptime of each reader's last SEEN/GONE
+        assert edges[0] is None and edges[2] is None
+        assert 50 < edges[3] <= 70                # laid at 50 ms: SEEN two polls later
+        assert edges[1] == 400                    # last read at 100 ms, absent_ms 300
     finally:
         emu.close()
 
@@ -412,18 +420,21 @@ def test_simulated_deals_are_whole_and_follow_suit():
 
 
 def test_simulated_players_reach_the_link_as_their_events():
+    """Played on the hub's clock (moved by hand as the script goes), so the moves are
+    as far apart for the firmware as the script says, however loaded the machine is."""
     zones = ["seat1", "seat2", "seat3", "prikup"]
     script = simulate_deals(3, seed=3, pace=0.1)[:24]          # three tricks
-    emu = HubEmulator(readers=4, poll_ms=3, absent_ms=10)
+    emu = HubEmulator(readers=4, poll_ms=3, absent_ms=10, realtime=False)
     emu.open_pty()
     path = emu.link_path
     events = []
-    link = HubLink(path, zones, events.append)
+    link = HubLink(path, zones, events.append, hb_timeout=60)
     try:
         link.start()
         assert link.wait_ready(3)
-        emu.play(script, zones).join(5)
-        deadline = time.monotonic() + 2
+        emu.play(script, zones).join(30)
+        emu.advance(100)                                          # the last GONEs
+        deadline = time.monotonic() + 10
         while len(events) < len(script) and time.monotonic() < deadline:
             time.sleep(0.01)
         uid = {str(c): "C0DE%04X" % i for i, c in enumerate(DECK)}
