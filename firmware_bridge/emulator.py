@@ -28,7 +28,7 @@ import threading
 import time
 import tomllib
 import tty
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from controller.core.cards import DECK, Card, parse_card, seat_names, zone_names
 from controller.core.errors import CardError, EventError
@@ -458,32 +458,36 @@ class HubEmulator:
             return self._edge_written_at
 
     def burst(self, count: int, reader: int = 0, uid: str = "04A2B11C6F5E80",
-              on_start=None) -> None:
+              on_start: Callable[[], None] | None = None, readers: Sequence[int] | None = None) -> None:
         """Have the firmware send ``count`` alternating SEEN/GONE frames for ``uid``
-        on ``reader`` as fast as the line takes them (waiting for room instead of
-        dropping); ends as it began.  The firmware's polls are run ahead of time
-        on its own clock (1 ms polls, 1 ms absent time, as a host's CFG could
-        set) and their frames -- a few HB/STATE among them -- written in one go;
-        ``on_start()`` is called just before the first byte goes out."""
+        on ``reader`` (or on each of ``readers`` in step, their edges interleaved)
+        as fast as the line takes them (waiting for room instead of dropping);
+        an even count ends as it began.  The firmware's polls are run ahead of
+        time on its own clock (1 ms polls, 1 ms absent time, as a host's CFG
+        could set) and their frames -- a few HB/STATE among them -- written in
+        one go; ``on_start()`` is called just before the first byte goes out."""
         with self._lock:
             hub = self._hub
-            r = self._reader(reader)
+            chosen = [self._reader(r) for r in (readers if readers is not None else (reader,))]
             if hub is None:
                 raise RuntimeError("burst() while the hub is unplugged")
+            if any(self._readers[r].failed for r in chosen):
+                raise RuntimeError(f"burst() on a failed reader ({chosen})")
+            tag = _tag_uid(uid)
             saved = dict(hub.config)
             hub.config.update(poll_ms=1, absent_ms=1)
             self._capture = []
             edges = 0
             try:
                 while edges < count:
-                    if self._readers[r].failed:
-                        raise RuntimeError(f"burst() on failed reader {reader}")
-                    want = _tag_uid(uid) if hub.tracks[r].uid is None else None
-                    self._readers[r].tag = want
-                    while hub.tracks[r].uid != want:
+                    moving = chosen[:count - edges]
+                    want = {r: tag if hub.tracks[r].uid is None else None for r in moving}
+                    for r in moving:
+                        self._readers[r].tag = want[r]
+                    while any(hub.tracks[r].uid != want[r] for r in moving):
                         self.clock.advance(1)
                         self._step()
-                    edges += 1
+                    edges += len(moving)
             finally:
                 hub.config.update(saved)
                 frames, self._capture = self._capture, None

@@ -535,6 +535,13 @@ def test_burst_and_flip_drive_the_firmwares_own_polls():
         seqs = [f.seq for f in host.frames]
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))      # nothing lost on the way
         assert emu.poll_ms == 50 and emu.absent_ms == 300             # its settings put back
+        emu.burst(5, readers=[0, 3])                                  # two readers in step
+        deadline = time.monotonic() + 10
+        while len([f for f in host.frames if f.verb in ("SEEN", "GONE") and f.fields[0] in "03"]) < 5:
+            assert time.monotonic() < deadline
+            host.pump()
+        edges = [(f.verb, f.fields[0]) for f in host.frames if f.verb in ("SEEN", "GONE") and f.fields[0] in "03"]
+        assert edges == [("SEEN", "0"), ("SEEN", "3"), ("GONE", "0"), ("GONE", "3"), ("SEEN", "0")]
     finally:
         host.close()
         emu.close()
