@@ -32,6 +32,7 @@ from typing import Callable, Sequence
 import serial
 
 from controller.core.errors import LinkError, ProtocolError
+from controller.core.cards import ascii_text
 from controller.core.events import TableEvent, placed, removed
 
 from .codec import MAX_MS, PROTO_VERSION, SEQ_MODULO, TEXT_COLS, TEXT_ROWS, Frame, FrameParser, encode
@@ -771,14 +772,6 @@ def _nonneg(value: object, what: str) -> int:
     return value
 
 
-_SUITS = {"\u2660": "s", "\u2663": "c", "\u2666": "d", "\u2665": "h",
-          "\u2664": "s", "\u2667": "c", "\u2662": "d", "\u2661": "h"}
-
-
 def _line_safe(text: str) -> str:
     """``text`` in the characters a TEXT frame can carry."""
-    out = []
-    for ch in str(text):
-        ch = _SUITS.get(ch, ch)
-        out.append(ch if " " <= ch <= "~" and ch not in "$*" else "?")
-    return "".join(out)
+    return ascii_text(text)

@@ -15,24 +15,13 @@ import logging
 import time
 from typing import Protocol, Sequence
 
-from ..core.cards import SUIT_SYMBOLS
+from ..core.cards import ascii_text
 from ..core.view import ERROR, OFF, TURN, WINNER, Indications
 
 log = logging.getLogger(__name__)
 
 # Hub LED colours by mode (PROTOCOL.md LED <index> <RRGGBB>); seatN is LED index N-1.
 HUB_COLOURS = {OFF: "000000", TURN: "00C000", WINNER: "0040FF", ERROR: "FF0000"}
-_ASCII_SUITS = {symbol: suit for suit, symbol in SUIT_SYMBOLS.items()}
-
-
-def ascii_text(text: str) -> str:
-    """Display text as printable ASCII for the hub (suit symbols become ``s c d h``)."""
-    out = []
-    for ch in text:
-        ch = _ASCII_SUITS.get(ch, ch)
-        out.append(ch if " " <= ch <= "~" and ch not in "$*" else "?")
-    return "".join(out)
-
 
 class Output(Protocol):
     name: str

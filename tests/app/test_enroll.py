@@ -19,7 +19,7 @@ from controller.app.enroll import (DONE, ENROLLED, IGNORED, LIFTED, REFUSED, WAI
                                Enrolment, load_partial, save_deck)
 from controller.core.errors import DeckError
 from controller.core.events import button, placed, removed
-from controller.app.outputs import ascii_text
+from controller.core.cards import ascii_text
 from firmware_bridge.emulator import HubEmulator
 
 
