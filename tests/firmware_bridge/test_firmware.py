@@ -452,6 +452,15 @@ def test_uptime_and_counters_stay_below_2_to_the_32():
     assert int(hb[3]) == 7
 
 
+def test_hb_dropped_frames_counts_what_could_not_be_sent_too():
+    hub, wire, clock, readers, _ = make_hub()
+    wire.inbox.extend(b"noise\n")                     # one input line dropped
+    wire.dropped = 3                                  # the output queue's overflow (transport.UsbTransport)
+    run_for(hub, clock, 1000)
+    hb = [v for v in verbs(wire.frames()) if v.startswith("HB")][-1].split()
+    assert int(hb[3]) == 4
+
+
 def test_frames_without_a_valid_sequence_number_are_dropped_silently():
     hub, wire, clock, readers, _ = make_hub()
     wire.frames()
