@@ -30,7 +30,8 @@ class TableSnapshot:
     players: int
     seats: tuple[str, ...]
     names: Mapping[str, str]
-    phase: str                                # "idle" between deals, "play" during one
+    phase: str                                # "idle" between deals, "play" during one; with
+                                              # rules.bidding also "auction", "contract", "whisting"
     deal: Mapping | None                      # the deal in progress (JSON-ready), None between deals
     on_table: Mapping[str, tuple[str, ...]]   # zone -> cards lying there now, every zone present
     last_trick: Mapping | None                # FORMATS.md trick object of the last closed trick
@@ -70,6 +71,34 @@ class TableSnapshot:
         }
 
 
+def contract_view(deal) -> dict:
+    """The contract phase of a deal with ``rules.bidding`` (JSON-ready): whose call it is in
+    the auction or the whisting, the bid to beat, the declarer's game and its trumps, the
+    whisters, their mode and the tricks the contract needs (FORMATS-contracts.md names)."""
+    from .bidding import level, trump_of
+    from .contract_scoring import obligation
+    b = deal.bidding
+    top = b.auction.highest
+    phase = deal.phase
+    turn = None
+    if phase == "auction":
+        turn = b.auction.turn
+    elif phase == "contract":
+        turn = b.declarer
+    elif phase == "whisting":
+        turn = b.whisting.turn
+    game = b.game
+    return {"kind": deal.kind_name, "phase": phase, "turn": turn,
+            "auction": [{"seat": s, "bid": v} for s, v in b.auction.calls],
+            "bid_to_beat": {"seat": top[0], "bid": top[1]} if top else None,
+            "declarer": b.declarer, "game": game, "value": deal.value,
+            "trump": trump_of(game) if game else None,
+            "whist_calls": [{"seat": s, "call": c} for s, c in b.whisting.calls] if b.whisting else [],
+            "whisters": list(deal.whisters), "whist_mode": deal.whist_mode,
+            "needs": ({"declarer": level(game), "whisters": obligation(game, deal.rules)}
+                      if game and game != "misere" else None)}
+
+
 class SnapshotBuilder:
     """Builds snapshots of one session's tracker, reusing what did not change.
 
@@ -105,6 +134,8 @@ class SnapshotBuilder:
                          "expected": deal.expected,
                          "current": [[zone, str(card)] for zone, card in deal.current],
                          "taken": deal.taken, "tricks": [t.to_dict() for t in deal.tricks]}
+            if deal.bidding is not None:
+                deal_view.update(contract_view(deal))
         on_table: dict[str, list[str]] = {zone: [] for zone in tracker.zones}
         for zone, card in tracker.present:
             on_table.setdefault(zone, []).append(str(card))
@@ -112,7 +143,7 @@ class SnapshotBuilder:
         last = tracker.last_trick
         return TableSnapshot(
             seq=seq, session=self.session, players=tracker.players, seats=config.table.seats,
-            names=MappingProxyType(dict(names)), phase="idle" if deal is None else "play",
+            names=MappingProxyType(dict(names)), phase="idle" if deal is None else deal.phase,
             deal=deal_view, on_table=MappingProxyType({z: tuple(sorted(c)) for z, c in on_table.items()}),
             last_trick=last.to_dict() if last is not None else None,
             alerts=tuple(MappingProxyType(dict(a)) for a in tracker.alerts),
