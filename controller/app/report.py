@@ -461,7 +461,8 @@ def _game_cell(deal: Mapping[str, Any], shown: Mapping[str, str]) -> str:
         return "rasp."
     if declarer is None:
         return "\u2014"
-    return f"{'mis\u00e8re' if game == 'misere' else game_text(game)} {shown.get(declarer, declarer)}"
+    shown_game = "mis\u00e8re" if game == "misere" else game_text(game)
+    return f"{shown_game} {shown.get(declarer, declarer)}"
 
 
 def _history_rows(summary: Mapping[str, Any], players: list[str], shown: Mapping[str, str]) -> list[list[str]]:
