@@ -206,6 +206,8 @@ class Deal:
         self.active = active_seats(self.players, self.dealer)
         self.total_tricks = 10
         self._trick_starts: list[int] = []
+        self._finished, self._phase = False, AUCTION if self.rules.bidding else PLAYING
+        self._kind_name = None if self.rules.bidding else KIND_RASPASOVKA
         if self.rules.bidding:
             self.bidding = Bidding(Auction(self.active))
             self.kind: DealKind | None = None
@@ -222,6 +224,20 @@ class Deal:
     @property
     def phase(self) -> str:
         """auction, contract, whisting, play or done."""
+        return self._phase
+
+    @property
+    def finished(self) -> bool:
+        """The deal is over: its 10th trick, or an ending without play."""
+        return self._finished
+
+    def _refresh(self) -> None:
+        """Work out the phase again after a line (they change only with lines; cards read it)."""
+        self._finished = self._is_finished()
+        self._phase = self._phase_now()
+        self._kind_name = self._kind_now()
+
+    def _phase_now(self) -> str:
         b = self.bidding
         if b is not None:
             result = b.auction.result
@@ -238,9 +254,7 @@ class Deal:
                     return DONE
         return DONE if self.finished else PLAYING
 
-    @property
-    def finished(self) -> bool:
-        """The deal is over: its 10th trick, or an ending without play."""
+    def _is_finished(self) -> bool:
         if len(self.tricks) == self.total_tricks:
             return True
         b = self.bidding
@@ -254,6 +268,9 @@ class Deal:
     @property
     def kind_name(self) -> str | None:
         """FORMATS-contracts.md ``kind``."""
+        return self._kind_name
+
+    def _kind_now(self) -> str | None:
         b = self.bidding
         if b is None:
             return KIND_RASPASOVKA
@@ -282,18 +299,17 @@ class Deal:
                 self._set_kind(ContractPlay(self.rules, MISERE, self.active))
         elif event == CONTRACT:
             b.contract_lines += 1
-            if b.game == MISERE:
-                return                      # after a misère auction: accepted, changes nothing
-            b.game = value
-            if level(value) == 10 and not self.rules.ten_whisted:
-                return                      # ends the deal, written without play
-            b.whisting = Whisting(value, self.defenders[0], self.defenders[1], self.rules.half_whist)
+            if b.game != MISERE:            # after a misère auction: accepted, changes nothing
+                b.game = value
+                if level(value) != 10 or self.rules.ten_whisted:    # else it ends the deal, unplayed
+                    b.whisting = Whisting(value, self.defenders[0], self.defenders[1], self.rules.half_whist)
         elif event == WHIST:
             b.whisting.call(seat, value)
             if b.whisting.result == PLAY:
                 self._set_kind(ContractPlay(self.rules, b.game, self.active))
         elif event == WHIST_MODE:
             b.mode_line = value
+        self._refresh()
 
     @property
     def defenders(self) -> tuple[str, str]:
@@ -344,9 +360,7 @@ class Deal:
     @property
     def expected(self) -> str | None:
         """The zone whose card is due next, or None when no card is (auction, whisting, over)."""
-        if self.kind is None or self.finished or not self._order:
-            return None
-        if self.bidding is not None and self.phase != PLAYING:
+        if self._phase != PLAYING:
             return None
         return self._order[len(self.current)]
 
@@ -385,7 +399,9 @@ class Deal:
         trick = Trick(self._order[0], tuple(self.current), self.kind.winner(self.current))
         self.tricks.append(trick)
         self.current = []
-        if not self.finished:
+        if len(self.tricks) == self.total_tricks:
+            self._refresh()
+        if not self._finished:
             self._order = self.kind.trick_order(len(self.tricks), trick.winner)
         return trick, proven
 

@@ -52,7 +52,6 @@ TRANSITIONS = [
      "after": "_auction_decided"},                                          # all passed, or misère
     {"trigger": "called", "source": AUCTION, "dest": CONTRACT_PHASE, "conditions": "auction_decided",
      "after": "_auction_decided"},                                          # won with a game
-    {"trigger": "called", "source": AUCTION, "dest": None},                 # the auction goes on
     {"trigger": "declared", "source": CONTRACT_PHASE, "dest": IDLE, "conditions": "deal_over",
      "after": ["_ten_unwhisted", "_end_deal"]},                             # a 10 not whisted
     {"trigger": "declared", "source": CONTRACT_PHASE, "dest": WHISTING},
@@ -60,9 +59,7 @@ TRANSITIONS = [
      "after": "_whisting_decided"},
     {"trigger": "whisted", "source": WHISTING, "dest": IDLE, "conditions": "deal_over",
      "after": ["_whisting_decided", "_end_deal"]},                          # both pass, half-whist
-    {"trigger": "whisted", "source": WHISTING, "dest": None},
     {"trigger": "lead_card", "source": LEAD, "dest": FOLLOW},
-    {"trigger": "follow_card", "source": FOLLOW, "dest": None},             # internal: the trick stays open
     {"trigger": "close_trick", "source": FOLLOW, "dest": LEAD},
     {"trigger": "finish_deal", "source": FOLLOW, "dest": IDLE, "after": "_end_deal"},   # the 10th trick
     {"trigger": "abandon", "source": _IN_DEAL, "dest": IDLE, "after": "_end_deal"},
@@ -438,7 +435,8 @@ class DealTracker:
             signals += self._signal_mistake(t, {"type": REVOKE, "zone": zone, "card": str(card),
                                                 "suit": revoke.suit})
         if trick is None:
-            (self.lead_card if leading else self.follow_card)()
+            if leading:
+                self.lead_card()            # a follower's card leaves the trick open: no state changes
             return signals
         self.last_trick = trick
         signals.append(Signal("trick", t, {"deal": deal.number, "number": len(deal.tricks),
@@ -524,8 +522,13 @@ class DealTracker:
         return self._call(t, event, None)
 
     def _call(self, t: float, event: TableEvent, trigger) -> list[Signal]:
+        """Record an accepted control line; fire ``trigger`` when the line ends its phase
+        (a call that leaves the auction or the whisting open changes no state)."""
         deal = self.deal
+        before = deal.phase
         deal.call(event.event, event.seat, event.call)
+        if deal.phase == before:
+            trigger = None
         data = {"deal": deal.number}
         if event.seat is not None:
             data["seat"] = event.seat

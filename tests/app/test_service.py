@@ -48,6 +48,12 @@ def sim_config(tmp_path, seed=11, speed=30.0):
     return cfg
 
 
+def expected_events_of_deals(cfg_path, deals):
+    settings = load_settings(cfg_path)
+    sim = TableSimulator(settings.game, seed=settings.section("sim").seed, noise=Noise.demo())
+    return [event for _ in range(deals) for event in sim.deal()]
+
+
 def expected_events(cfg_path, count):
     settings = load_settings(cfg_path)
     sim = TableSimulator(settings.game, seed=settings.section("sim").seed, noise=Noise.demo())
@@ -90,9 +96,11 @@ def test_sigkill_at_50_random_moments_loses_nothing(tmp_path):
         (events_path,) = logs.glob("*/events.jsonl")
         data = events_path.read_bytes()
         torn_seen += bool(data) and not data.endswith(b"\n")
-    target = len(table_event_lines(events_path)) + 40
+    # play on past the point reached and past three deals, however far a loaded machine got
+    three_deals = len(expected_events_of_deals(cfg, 3))
+    target = max(len(table_event_lines(events_path)) + 40, three_deals)
     proc = preftable("run", "--config", cfg, "--log-dir", logs)
-    got = wait_for_events(events_path, target, 30)
+    got = wait_for_events(events_path, target, 120)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(10) == 0, proc.stderr.read().decode()
     assert got >= target
@@ -307,14 +315,20 @@ def test_spi_readers_path_gives_the_same_game(tmp_path):
     runner.start()
     tags = {}
     try:
-        for ev in events:
+        for index, ev in enumerate(events):
             field = chips[ev.zone].field
             if ev.event == "placed":
                 tags[ev.uid] = VirtualTag(bytes.fromhex(ev.uid))
                 field.put(tags[ev.uid])
             else:
                 field.take(tags[ev.uid])
-            time.sleep(0.03)
+            # one change on the table, one table event: wait until the scanner reported it before
+            # the next, as players' moves are far apart -- on a loaded machine a fixed pause let two
+            # moves fall into one scan and come out in reader order (a race, not a slow test)
+            deadline = time.monotonic() + 60
+            while service.seq <= index and time.monotonic() < deadline:
+                time.sleep(0.005)
+            assert service.seq == index + 1, f"the scanner did not report {ev.to_dict()}"
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and (service.tracker.leftover or not service.tracker.records):
             time.sleep(0.02)
