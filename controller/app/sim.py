@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ..core.bidding import BID_ORDER, RANK, level, trump_of
-from ..core.cards import DECK, SUITS, Card, next_seat
+from ..core.cards import DECK, SUITS, Card
 from ..core.config import GameConfig
 from ..core.contract_scoring import obligation
 from ..core.deal import AUCTION, KIND_RASPASOVKA, PLAYING, PRIKUP, WHISTING, Deal
@@ -53,8 +53,9 @@ class Noise:
 class TableSimulator:
     """Generates the table events of whole deals, played legally by simulated players.
 
-    The series (dealer, price) follows the rules as RULES.md says; the simulator
-    keeps its own :class:`~controller.deal.Deal` to know whose turn it is.
+    The series (dealer, price) follows the rules as RULES.md says, asked of
+    :func:`controller.core.series.next_deal` as the tracker does; the simulator keeps
+    its own :class:`~controller.deal.Deal` to know whose turn it is.
     """
 
     def __init__(self, config: GameConfig, *, seed: int | None = None, deck: Deck | None = None,
@@ -70,8 +71,7 @@ class TableSimulator:
         self.gather_s = gather_s
         self.min_gap_s = min_gap_s
         self.t = 0.0
-        self.dealer = config.table.first_dealer
-        self.step = 0
+        self.last: _Ended | None = None         # the deal just played, for the series
         self.number = 0
         self.uids = {card: uid for uid, card in deck.cards.items()} if deck else {}
 
@@ -100,15 +100,15 @@ class TableSimulator:
     def deal(self) -> Iterator[TableEvent]:
         """The events of one complete deal (the cards are cleared at its end)."""
         self.number += 1
-        price = self.rules.progression[self.step]
-        deal = Deal(self.number, self.dealer, price, self.step, self.players, self.rules)
+        dealer, step = next_deal(self.config, self.last)
+        deal = Deal(self.number, dealer, self.rules.progression[step], step, self.players, self.rules)
         cards = list(DECK)
         self.rng.shuffle(cards)
         hands = {seat: cards[i * 10:(i + 1) * 10] for i, seat in enumerate(deal.active)}
         prikup = cards[30:32]
         yield from self._play(deal, hands, prikup, self._choose)
         self.t = round(self.t + self.gather_s, 3)      # gathering and shuffling
-        self._advance(deal)
+        self.last = _Ended(deal.dealer, deal.step, False, deal.kind_name)
 
     def _play(self, deal: Deal, hands: dict[str, list[Card]], prikup: list[Card],
               choose: Callable[[Deal, list[Card]], Card]) -> Iterator[TableEvent]:
@@ -177,13 +177,6 @@ class TableSimulator:
         card = self.rng.choice(hands[seat])
         yield self._ev(PLACED, seat, card)
         yield self._ev(REMOVED, seat, card)
-
-    def _advance(self, deal: Deal) -> None:
-        if self.rules.same_dealer and self.step + 1 < len(self.rules.progression):
-            self.step += 1
-        else:
-            self.step = 0
-            self.dealer = next_seat(self.dealer, self.players)
 
 
 def make_deck(seed: int = 0, token_sets: int = 0) -> Deck:
@@ -297,7 +290,6 @@ class BiddingSimulator(TableSimulator):
         super().__init__(config, seed=seed, deck=deck, noise=noise, step_s=step_s, gather_s=gather_s,
                          min_gap_s=min_gap_s)
         self.tokens = token_sets(deck, config.table.seats)
-        self.last = None                # the last deal, for the series
         self.kinds: list[str | None] = []       # what each deal became (for the demo's own check)
 
     # --- events ----------------------------------------------------------------------
