@@ -65,3 +65,22 @@ def test_demo_bidding_through_the_emulated_hub(tmp_path):
     assert json.loads(json.dumps(tracker.summary())) == json.loads((folder / "summary.json").read_text())
     text = out.getvalue()
     assert f"deal {DEALS}/{DEALS}" in text and "misere" in text
+
+
+def test_the_default_demo_players_are_unchanged():
+    """The raspasovka players of the default demo lay exactly the events they laid before
+    ``--bidding`` was added (a digest of 8 seeds x 3 configs, taken before the change)."""
+    import hashlib
+
+    from controller.app.sim import Noise, TableSimulator, make_deck
+    from controller.core.config import Table
+
+    digest = hashlib.sha256()
+    for seed in range(8):
+        for game in (GameConfig(), GameConfig(Table(players=4)), GameConfig(rules=Rules(prikup="closed"))):
+            for sim in (TableSimulator(game, seed=seed, noise=Noise.demo()),
+                        demo_simulator(game, seed, make_deck(seed), 4)):
+                for ev in sim.deals(5):
+                    digest.update(ev.to_json().encode())
+    digest.update(make_deck(3).to_toml().encode())
+    assert digest.hexdigest() == "e4a2a243774cd8035f4ddd7cfc491bc7474cfd13e8109a4fc8c80b0c19e5e664"
