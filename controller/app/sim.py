@@ -217,7 +217,7 @@ def token_sets(deck: Deck, seats: tuple[str, ...]) -> dict[tuple[str, str], str]
 # --- how the simulated players value a hand -----------------------------------------
 
 _ACE, _KING, _QUEEN = 7, 6, 5
-WHIST_ODDS = 0.25           # a defender's chance to whist, or not, against his valuation
+WHIST_WHIM = 1.0            # tricks a defender's mood may add to or take from his valuation
 
 
 def expected_tricks(hand: list[Card], trump: str | None) -> float:
@@ -408,7 +408,7 @@ class BiddingSimulator(TableSimulator):
         b = deal.bidding
         game = b.game
         need = obligation(game, self.rules) / 2
-        value = 0.7 * expected_tricks(hand, trump_of(game)) + self.rng.uniform(-WHIST_ODDS, WHIST_ODDS) * 4
+        value = 0.7 * expected_tricks(hand, trump_of(game)) + self.rng.uniform(-WHIST_WHIM, WHIST_WHIM)
         said = [c for _, c in b.whisting.calls]
         valid = [c for c in ("whist", "half", PASS) if b.whisting.refusal(b.whisting.turn, c) is None]
         if said == [PASS, "half"]:                  # the first defender again: whist, or let it go
