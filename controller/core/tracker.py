@@ -33,8 +33,8 @@ from .cards import Card, zone_names
 from .config import GameConfig
 from .deal import (AUCTION, CONTRACT_PHASE, KIND_RASPASOVKA, PLAYING, PRIKUP, WHISTING, Deal, Trick, CARD)
 from .deck import Deck
-from .events import BID, BUTTON, CONTRACT, MISERE, PLACED, VALUE_FIELD, WHIST, WHIST_MODE, TableEvent
-from .bidding import contract_refusal
+from .events import BID, BUTTON, CONTRACT, MISERE, PLACED, VALUE_FIELD, WHIST, TableEvent
+from .bidding import MISERE_DEAL, contract_refusal
 from .scoring import DealWritten, Pulka, Writes, pulya_order, rounded, settle
 from .series import next_deal
 
@@ -499,7 +499,7 @@ class DealTracker:
             if seat != b.declarer:
                 return self._refuse(t, event, "the contract line is the declarer's" if b.declarer
                                     else "no contract after an all-pass auction")
-            if b.game == MISERE and b.auction.result == "misere":
+            if b.auction.result == MISERE_DEAL:
                 if value != MISERE or deal.plays:
                     return self._refuse(t, event, "a misere auction: the game is misere, until the first card")
                 return self._call(t, event, None)
