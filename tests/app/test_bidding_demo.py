@@ -78,8 +78,10 @@ def test_the_default_demo_players_are_unchanged():
     digest = hashlib.sha256()
     for seed in range(8):
         for game in (GameConfig(), GameConfig(Table(players=4)), GameConfig(rules=Rules(prikup="closed"))):
+            # (the second: the demo's players as they were configured then, at --speed 4)
             for sim in (TableSimulator(game, seed=seed, noise=Noise.demo()),
-                        demo_simulator(game, seed, make_deck(seed), 4)):
+                        TableSimulator(game, seed=seed, deck=make_deck(seed), noise=Noise.demo(), step_s=0.2,
+                                       gather_s=2.4, min_gap_s=0.32)):
                 for ev in sim.deals(5):
                     digest.update(ev.to_json().encode())
     digest.update(make_deck(3).to_toml().encode())
