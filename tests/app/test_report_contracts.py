@@ -99,7 +99,7 @@ def test_a_failed_contract_writes_remiz_and_whists_by_opponent():
     assert {"7\u2665 Boris", "failed"} <= set(texts(svg, "history"))
     assert not classed(svg, "pulya-target") and not classed(svg, "pulya-closed")
     page = render_html(summary)
-    assert "<th>game</th>" in page and "7\u2665 seat2" in page
+    assert '<th scope="col">game</th>' in page and "7\u2665 seat2" in page
 
 
 def test_a_simulated_game_of_every_kind_is_drawn():
