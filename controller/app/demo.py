@@ -173,11 +173,12 @@ class LiveView:
             self.stream.flush()
 
     def _kind_note(self, d: Mapping) -> str:
-        """`` contract 7h by Boris made``, `` misere misere by Vera failed``, `` raspasovka``."""
+        """`` contract 7h by Boris made``, `` misere by Vera failed``, `` unplayed 6s by Anna passed``,
+        `` raspasovka``."""
         if d.get("declarer") is None:
             return f" {d['kind']}"
-        return (f" {d['kind']} {d.get('game') or '?'} by {self._label(d['declarer'])} "
-                f"{d.get('outcome') or ''}").rstrip()
+        game = "" if d.get("game") == d["kind"] else f" {d.get('game') or '?'}"
+        return f" {d['kind']}{game} by {self._label(d['declarer'])} {d.get('outcome') or ''}".rstrip()
 
     def tick(self, now: float) -> None:
         if self.tty and self.link is not None and self._snap is not None \
