@@ -259,9 +259,8 @@ def demo_deck(game: GameConfig, seed: int):
 
 def demo_tracker(game: GameConfig, deck):
     """The tracker that reads the demo's table (bidding tokens with ``rules.bidding``)."""
-    from ..core.token_tracker import TokenTracker
     from ..core.tracker import DealTracker
-    return (TokenTracker if game.rules.bidding else DealTracker)(game, deck)
+    return DealTracker(game, deck)
 
 
 class PacedPlayers:

@@ -9,7 +9,7 @@ from controller.app.demo import demo_deck, demo_simulator, run_demo
 from controller.core.config import GameConfig, Rules
 from controller.core.deck import load_deck
 from controller.core.events import read_events
-from controller.core.token_tracker import TokenTracker
+from controller.core.tracker import DealTracker as TokenTracker
 
 GAME = GameConfig(rules=Rules(bidding=True))
 SEED, DEALS = 18, 4         # a seed whose four deals are a contract, a misère, a raspasovka and an unplayed deal

@@ -10,7 +10,7 @@ from controller.app.report import derive_history, render_html, render_svg, writt
 from controller.app.sim import BiddingSimulator, Noise, make_deck
 from controller.core.config import GameConfig, Rules
 from controller.core.events import control
-from controller.core.token_tracker import TokenTracker
+from controller.core.tracker import DealTracker as TokenTracker
 from controller.core.tracker import DealTracker
 
 NS = "{http://www.w3.org/2000/svg}"

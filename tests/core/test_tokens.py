@@ -1,5 +1,5 @@
 """Bidding tokens: the control line a token makes in each phase, and the tracker reading them
-(controller.core.tokens, controller.core.token_tracker; issue 12 item 2)."""
+(controller.core.tokens, the tracker reading them; issue 12 item 2)."""
 
 import pytest
 
@@ -8,7 +8,7 @@ from controller.core.config import GameConfig, Rules
 from controller.core.deck import Deck
 from controller.core.errors import EventError
 from controller.core.events import BID, CONTRACT, WHIST, WHIST_MODE, TableEvent, control, placed, removed
-from controller.core.token_tracker import TokenTracker
+from controller.core.tracker import DealTracker as TokenTracker
 from controller.core.tokens import TOKENS, control_line_for, parse_token, phase_of
 
 
