@@ -7,12 +7,10 @@ code only when the command runs, so ``preftable replay`` stays light.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import signal
 import sys
-import zlib
 from pathlib import Path
 
 log = logging.getLogger("preftable")
@@ -22,40 +20,31 @@ log = logging.getLogger("preftable")
 
 def cmd_run(args: argparse.Namespace) -> int:
     from ..core.deck import load_deck
+    from . import backends
     from .service import TableService
     from .settings import load_settings
-    from .outputs import build_outputs
-    from .sources import HubSource, SimSource, SpiSource, pin_factory
 
     settings = load_settings(args.config)
     deck = load_deck(args.deck) if args.deck else None
     if deck is None and settings.backend != "sim":
         log.warning("no deck file given (--deck): every tag will be an unknown tag")
     log_dir = Path(args.log_dir or settings.log_dir)
-    factory = pin_factory(settings)
-    buttons = None
-    if factory is not None and settings.gpio_buttons:
-        from hw.indicators import Buttons
-        buttons = Buttons(factory, dict(settings.gpio_buttons), debounce_ms=settings.gpio_debounce_ms)
+
     def print_summary(summary: dict, path: Path) -> None:
         """FORMATS.md: the end of a session prints its summary JSON."""
         sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
         sys.stdout.flush()
 
-    service = TableService(settings, deck, log_dir, buttons=buttons, on_finished=print_summary)
+    ctx = backends.RunContext(settings, clock=None)
+    gpio = backends.module(backends.OUTPUTS["gpio"])
+    service = TableService(settings, deck, log_dir, buttons=gpio.buttons(settings.section("gpio"), ctx),
+                           on_finished=print_summary)
     session = service.open_session(new=args.new)
-    link = None
-    if settings.backend == "sim":
-        # a simulated game must continue identically after a restart: seed it from the session
-        seed = settings.sim_seed if settings.sim_seed is not None else zlib.crc32(session.folder.name.encode())
-        source = SimSource(dataclasses.replace(settings, sim_seed=seed), service.tracker.deck,
-                           skip=service.replayed)
-    elif settings.backend == "hub":
-        source = HubSource(settings, service.clock)
-        link = source.link
-    else:
-        source = SpiSource(settings, service.clock, factory=factory)
-    service.outputs = build_outputs(settings, link=link, factory=factory)
+    ctx.clock, ctx.deck, ctx.skip, ctx.session = service.clock, service.tracker.deck, service.replayed, \
+        session.folder.name
+    source = backends.reader(settings.backend).source(settings.readers, ctx)
+    ctx.service = service
+    service.outputs = backends.build_outputs(ctx)
 
     def on_term(signum, frame):
         log.info("signal %d: flushing the game log and stopping", signum)
@@ -64,7 +53,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
     log.info("session %s (%s readers)", session.folder, settings.backend)
-    service.run(source)
+    try:
+        service.run(source)
+    finally:
+        ctx.close_pins()
     return 0
 
 
@@ -135,6 +127,8 @@ def add_demo(sub) -> None:
     p.add_argument("--players", type=int, choices=(3, 4), default=3)
     p.add_argument("--config", help="take [table] and [rules] from this config file")
     p.add_argument("--log-dir", default="logs", help="game log folder (default ./logs)")
+    p.add_argument("--web", nargs="?", type=int, const=8080, metavar="PORT",
+                   help="serve the live table page on 127.0.0.1:PORT while it plays (default 8080)")
     p.set_defaults(func=cmd_demo)
 
 
@@ -148,4 +142,9 @@ def add_doctor(sub) -> None:
     add(sub)
 
 
-REGISTER: list = [add_run, add_demo, add_enroll, add_report, add_doctor, add_hub_emulator]
+def add_club(sub) -> None:
+    from .club import add_club as add
+    add(sub)
+
+
+REGISTER: list = [add_run, add_demo, add_enroll, add_report, add_doctor, add_hub_emulator, add_club]

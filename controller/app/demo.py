@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TextIO
 
 from ..core.config import GameConfig, Table, load_game_config
 from ..core.errors import LinkError
@@ -24,10 +24,12 @@ from .outputs import HubOutputs
 from .service import TableService
 from .settings import Settings
 from .sim import Noise, TableSimulator, make_deck
-from .sources import HubSource
+from .backends.display import DisplayConfig
+from .backends.hub import HubConfig, HubSource
 from .textview import summary_text
-from ..core.tracker import DealTracker
-from ..core.view import ERROR, TURN, WINNER, Indications
+from ..core.cards import parse_card
+from ..core.snapshot import TableSnapshot
+from ..core.view import ERROR, TURN, WINNER
 
 log = logging.getLogger(__name__)
 
@@ -37,61 +39,74 @@ _MARK = {TURN: "\u25b6", WINNER: "\u2605", ERROR: "!"}
 class LiveView:
     """A live terminal panel: whose turn, the cards on the table, trick counts, pulka, progress.
 
+    A bus subscriber: it renders each published snapshot on its own thread.
     Redrawn in place on a terminal; on a pipe or file, one line per finished deal.
     """
 
-    def __init__(self, tracker: Callable[[], DealTracker], deals: int, stream: TextIO, names=None):
-        self.tracker = tracker
+    name = "live view"
+    inline = False
+
+    def __init__(self, deals: int, stream: TextIO, names=None):
         self.deals = deals
         self.stream = stream
         self.names = names or {}
         self.tty = stream.isatty()
         self._height = 0
         self._reported = 0
+        self._counted = 0            # ended deals whose cards are in _played
+        self._played = 0
         self.last_mistake = ""
 
     def _label(self, zone: str) -> str:
         return self.names.get(zone, zone)
 
-    def panel(self, ind: Indications) -> list[str]:
-        tr = self.tracker()
-        done = len(tr.records)
-        deal = tr.deal
-        number = deal.number if deal else done
-        tricks = len(deal.tricks) if deal else 0
-        played = sum(r.plays for r in tr.records) + (len(deal.plays) if deal else 0)
+    def _cards_played(self, snap: TableSnapshot) -> int:
+        """Cards laid in the session: counted once per ended deal, plus the deal in progress."""
+        for d in snap.deals[self._counted:]:
+            self._played += sum(len(t["cards"]) for t in d["tricks"])
+        self._counted = len(snap.deals)
+        deal = snap.deal
+        current = sum(len(t["cards"]) for t in deal["tricks"]) + len(deal["current"]) if deal else 0
+        return self._played + current
+
+    def panel(self, snap: TableSnapshot) -> list[str]:
+        done = len(snap.deals)
+        deal = snap.deal
+        number = deal["number"] if deal else done
+        tricks = len(deal["tricks"]) if deal else 0
         frac = min(1.0, (done + (tricks / 10 if deal else 0)) / max(self.deals, 1))
         bar = "#" * int(frac * 30) + "." * (30 - int(frac * 30))
         lines = [f"preftable demo  [{bar}] {frac:4.0%}  deal {max(number, 1)}/{self.deals}  "
-                 f"{played} cards played"]
-        seats = tr.config.table.seats
+                 f"{self._cards_played(snap)} cards played"]
+        seats = snap.seats
         if deal is not None:
-            lines.append(f"dealer {self._label(deal.dealer)}  price {deal.price}  trick {tricks + 1}/10")
-            on_table = "  ".join(f"{z}:{c.pretty}" for z, c in deal.current) or "-"
+            lines.append(f"dealer {self._label(deal['dealer'])}  price {deal['price']}  trick {tricks + 1}/10")
+            on_table = "  ".join(f"{z}:{parse_card(c).pretty}" for z, c in deal["current"]) or "-"
             lines.append(f"on the table: {on_table}")
-            if tr.last_trick is not None:
-                last = "  ".join(f"{z}:{c.pretty}" for z, c in tr.last_trick.cards)
-                lines.append(f"last trick:   {last}  -> {tr.last_trick.winner or 'nobody'}")
+            last = snap.last_trick
+            if last is not None:
+                cards = "  ".join(f"{z}:{parse_card(c).pretty}" for z, c in last["cards"].items())
+                lines.append(f"last trick:   {cards}  -> {last['winner'] or 'nobody'}")
             else:
                 lines.append("last trick:   -")
-            taken = deal.taken
+            taken = deal["taken"]
             lines.append("tricks:       " + "  ".join(
-                f"{_MARK.get(ind.leds.get(s, ''), ' ')}{self._label(s)} {taken[s]}" for s in seats))
+                f"{_MARK.get(snap.leds.get(s, ''), ' ')}{self._label(s)} {taken[s]}" for s in seats))
         else:
-            lines += ["between deals" + (": clear the table" if tr.leftover else ""), "", "", ""]
-        p = tr.pulka
+            lines += ["between deals" + (": clear the table" if snap.leftover else ""), "", "", ""]
+        p = snap.pulka
         lines.append("pulka:        " + "  ".join(
-            f"{self._label(s)} P{float(p.pulya[s]):g}/G{float(p.gora[s]):g}" for s in seats))
-        if tr.alerts:
-            a = tr.alerts[-1]
+            f"{self._label(s)} P{float(p[s]['pulya']):g}/G{float(p[s]['gora']):g}" for s in seats))
+        if snap.alerts:
+            a = snap.alerts[-1]
             self.last_mistake = f"{a['type'].replace('_', ' ')} at {a.get('zone')}"
         lines.append(f"last mistake: {self.last_mistake or '-'}")
         return lines
 
-    def show(self, ind: Indications, now: float) -> None:
-        tr = self.tracker()
+    def receive(self, item) -> None:
+        snap = item.snapshot
         if self.tty:
-            lines = self.panel(ind)
+            lines = self.panel(snap)
             out = []
             if self._height:
                 out.append(f"\x1b[{self._height}F")
@@ -99,15 +114,14 @@ class LiveView:
             self.stream.write("".join(out))
             self.stream.flush()
             self._height = len(lines)
-        elif len(tr.records) > self._reported:
-            for record in tr.records[self._reported:]:
-                d = record.entry
+        elif len(snap.deals) > self._reported:
+            for d in snap.deals[self._reported:]:
                 taken = " ".join(f"{s}:{n}" for s, n in d["taken"].items())
                 note = (" revoke " + d["revoke"]) if d["revoke"] else ""
                 note += "" if d["complete"] else " (abandoned)"
                 self.stream.write(f"deal {d['number']}/{self.deals}: dealer {d['dealer']} price {d['price']} "
                                   f"tricks {taken}{note}\n")
-            self._reported = len(tr.records)
+            self._reported = len(snap.deals)
             self.stream.flush()
 
     def tick(self, now: float) -> None:
@@ -131,8 +145,11 @@ def demo_simulator(game: GameConfig, seed: int, deck, speed: float) -> TableSimu
 
 
 def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameConfig,
-             stream: TextIO, timeout: float | None = None) -> dict:
-    """Play ``deals`` simulated deals through the emulated hub; return paths and the summary."""
+             stream: TextIO, timeout: float | None = None, web_port: int | None = None) -> dict:
+    """Play ``deals`` simulated deals through the emulated hub; return paths and the summary.
+
+    With ``web_port`` the live table page is served on 127.0.0.1 at that port while it plays.
+    """
     from firmware_bridge.emulator import HubEmulator
 
     zones = list(game.table.seats) + ["prikup"]
@@ -141,12 +158,19 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     events = list(sim.deals(deals))
     emulator = HubEmulator(readers=len(zones), absent_ms=300, poll_ms=20)
     path = emulator.open_pty()
-    settings = Settings(game=game, backend="hub", hub_port=path, hub_zones=tuple(zones), display="hub")
+    settings = Settings(game=game, backend="hub",
+                        sections={"hub": HubConfig(port=path, zones=tuple(zones)), "display": DisplayConfig("hub")})
     service = TableService(settings, deck, log_dir)
     session = service.open_session(new=True)
-    source = HubSource(settings, service.clock)
-    view = LiveView(lambda: service.tracker, deals, stream, game.table.names)
+    source = HubSource(game, settings.section("hub"), service.clock)
+    view = LiveView(deals, stream, game.table.names)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
+    if web_port is not None:
+        from .web import WebConfig, for_service
+        web = for_service(service, WebConfig(port=web_port))
+        service.outputs.append(web)
+        stream.write(f"the live table page: {web.server.url}  (PIN {web.server.gate.pin})\n")
+        stream.flush()
     script_done = threading.Event()
     failure: list[str] = []
 
@@ -202,10 +226,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise SystemExit("preftable: error: --deals must be at least 1")
     if not 0 < args.speed <= 100:
         raise SystemExit("preftable: error: --speed must be above 0 and at most 100")
+    if getattr(args, "web", None) is not None and not 0 <= args.web < 65536:
+        raise SystemExit("preftable: error: --web PORT must be 0-65535")
     out = sys.stdout
     started = time.monotonic()
     result = run_demo(deals=args.deals, speed=args.speed, seed=args.seed, log_dir=Path(args.log_dir),
-                      game=game, stream=out)
+                      game=game, stream=out, web_port=getattr(args, "web", None))
     out.write("\n" + summary_text(result["summary"], game.table.names))
     out.write(f"\nplayed {args.deals} deals in {time.monotonic() - started:.1f} s; files written:\n")
     for kind, path in result["paths"].items():

@@ -49,7 +49,8 @@ from ..core.config import GameConfig, load_game_config
 from ..core.deck import Deck, load_deck
 from ..core.errors import EventError, LogError, PreftableError
 from ..core.events import TableEvent, event_from_dict
-from ..core.tracker import DealTracker, Signal
+from ..core.tracker import BetweenDeals, DealTracker, Records, Signal
+from . import checkpoints
 from . import journal as jr
 from .files import (DIR_MODE, fsync_dir, make_dir, open_append, open_fd, open_read,
                     open_update, write_all, write_atomic)
@@ -87,12 +88,18 @@ def _group(event: TableEvent, signals: Iterable[Signal]) -> bytes:
 
 
 def _take_checkpoint(tracker: DealTracker) -> dict:
-    """The checkpoint payload of the table between deals (its content is the tracker's)."""
-    return tracker.checkpoint()
+    """The journal payload of the table between deals (its content: :mod:`.checkpoints`)."""
+    return checkpoints.encode(tracker.checkpoint())
+
+
+def _decode_line(line) -> "object":
+    """An earlier deal's record from its journal line (bytes, or a :class:`_JournalLine`)."""
+    return checkpoints.decode_record(json.loads(bytes(line))["record"])
 
 
 def _restore(game: GameConfig, deck: Deck | None, earlier: list, last: dict) -> DealTracker:
-    return DealTracker.restore(game, deck, earlier, last)
+    state = checkpoints.decode(game, last, last["events"])
+    return DealTracker.restore(game, deck, state, Records(earlier, _decode_line))
 
 
 class _JournalLine:
@@ -129,6 +136,7 @@ class SessionLog:
         self.size = 0           # bytes of events.jsonl written so far (known after resume/create)
         self.count = 0          # table events in it
         self.repairs: list[str] = []    # what the last resume repaired
+        self._resuming = False
         self._crc = 0           # CRC-32 of the events file's bytes (for the journal)
         self._pending = bytearray()     # lines not yet written (a full disk)
         self._pending_cps: list[tuple[int, int, float, dict]] = []
@@ -272,7 +280,10 @@ class SessionLog:
                 end = start
             os.ftruncate(fh.fileno(), end)
             os.fsync(fh.fileno())
-        self.repairs.append(f"dropped a torn last line ({size - end} bytes)")
+        if self._resuming:
+            self.repairs.append(f"dropped a torn last line ({size - end} bytes)")
+        else:
+            log.warning("%s: dropped a torn last line (%d bytes)", path, size - end)
         return size - end
 
     def table_events(self, zones: Iterable[str], offset: int = 0) -> list[TableEvent]:
@@ -306,7 +317,11 @@ class SessionLog:
         self.repairs = []
         if not _is_regular(self.events_path):
             raise SessionUnreadable(f"{self.events_path}: not a regular file")
-        self.drop_torn_line()
+        self._resuming = True       # what is repaired is said once, at the end
+        try:
+            self.drop_torn_line()
+        finally:
+            self._resuming = False
         try:
             fh = open_read(self.events_path)
         except OSError as exc:
@@ -577,7 +592,8 @@ class SessionLog:
             self._write_journal(lines, sync=True)
         return True
 
-    def append(self, event: TableEvent, signals: Iterable[Signal], checkpoint: dict | None = None) -> None:
+    def append(self, event: TableEvent, signals: Iterable[Signal],
+               checkpoint: BetweenDeals | None = None) -> None:
         """Append a table event and its derived lines; fsync at a trick's or deal's end.
 
         ``checkpoint`` (the tracker's, when a deal ended) goes to the journal once the
@@ -588,7 +604,8 @@ class SessionLog:
                     sync=checkpoint is not None or any(s.kind in _SYNC_KINDS for s in signals))
         self.count += 1
         if checkpoint is not None:
-            self._pending_cps.append((len(self._pending), self.count, event.t, checkpoint))
+            self._pending_cps.append((len(self._pending), self.count, event.t,
+                                      checkpoints.encode(checkpoint)))
         self._flush()
 
     @property

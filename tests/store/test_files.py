@@ -58,7 +58,7 @@ def _outside(tmp_path, text="players' other file\n"):
 
 
 def _service(logs):
-    return TableService(Settings(display="none"), None, logs)
+    return TableService(Settings(), None, logs)
 
 
 def test_a_symlinked_events_file_is_set_aside_not_cut(tmp_path):
