@@ -19,8 +19,8 @@ from typing import Iterable, Mapping, Sequence
 from .config import Rules
 
 CONVENTION_K = {"sochi": 1, "leningrad": 2}
-MAX_ENTRY = 10**12      # the largest gora, pulya or whists settle accepts (real pulkas: hundreds)
 HELP_WHISTS = 10        # whists per pulya point of help, times k (a pulya point's worth in settlement)
+MAX_ENTRY = 10**12      # the largest gora, pulya or whists settle accepts (real pulkas: hundreds)
 
 
 @dataclass

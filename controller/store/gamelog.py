@@ -49,7 +49,7 @@ from ..core.config import GameConfig, load_game_config
 from ..core.deck import Deck, load_deck
 from ..core.errors import EventError, LogError, PreftableError
 from ..core.events import TableEvent, event_from_dict
-from ..core.tracker import BetweenDeals, DealTracker, Records, Signal
+from ..core.tracker import DealTracker, Signal
 from . import checkpoints
 from . import journal as jr
 from .files import (DIR_MODE, fsync_dir, make_dir, open_append, open_fd, open_read,
@@ -88,18 +88,12 @@ def _group(event: TableEvent, signals: Iterable[Signal]) -> bytes:
 
 
 def _take_checkpoint(tracker: DealTracker) -> dict:
-    """The journal payload of the table between deals (its content: :mod:`.checkpoints`)."""
+    """The checkpoint payload of the table between deals (its content: :mod:`.checkpoints`)."""
     return checkpoints.encode(tracker.checkpoint())
 
 
-def _decode_line(line) -> "object":
-    """An earlier deal's record from its journal line (bytes, or a :class:`_JournalLine`)."""
-    return checkpoints.decode_record(json.loads(bytes(line))["record"])
-
-
 def _restore(game: GameConfig, deck: Deck | None, earlier: list, last: dict) -> DealTracker:
-    state = checkpoints.decode(game, last, last["events"])
-    return DealTracker.restore(game, deck, state, Records(earlier, _decode_line))
+    return checkpoints.restore(game, deck, earlier, last)
 
 
 class _JournalLine:
@@ -592,20 +586,20 @@ class SessionLog:
             self._write_journal(lines, sync=True)
         return True
 
-    def append(self, event: TableEvent, signals: Iterable[Signal],
-               checkpoint: BetweenDeals | None = None) -> None:
+    def append(self, event: TableEvent, signals: Iterable[Signal], checkpoint=None) -> None:
         """Append a table event and its derived lines; fsync at a trick's or deal's end.
 
         ``checkpoint`` (the tracker's, when a deal ended) goes to the journal once the
         events it stands for are on disk.  A write that fails is kept and retried.
         """
         signals = list(signals)
+        if checkpoint is not None and not isinstance(checkpoint, dict):
+            checkpoint = checkpoints.encode(checkpoint)     # the tracker's BetweenDeals
         self._queue(_group(event, signals),
                     sync=checkpoint is not None or any(s.kind in _SYNC_KINDS for s in signals))
         self.count += 1
         if checkpoint is not None:
-            self._pending_cps.append((len(self._pending), self.count, event.t,
-                                      checkpoints.encode(checkpoint)))
+            self._pending_cps.append((len(self._pending), self.count, event.t, checkpoint))
         self._flush()
 
     @property

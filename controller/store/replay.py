@@ -9,6 +9,7 @@ longer than :data:`~controller.store.lines.MAX_LINE` is one of them.
 
 from __future__ import annotations
 
+import codecs
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,14 +19,19 @@ from ..core.config import GameConfig
 from ..core.deck import Deck
 from ..core.errors import EventError, LogError
 from ..core.events import ErrorSink, TableEvent, read_events
-from ..core.tracker import DealTracker
+from ..core.tracker import DealTracker, Signal
 from .lines import MAX_LINE, read_lines
 
 STDIN = "-"
 
 
 def decoded_lines(data: bytes, on_error: ErrorSink | None = None) -> Iterator[str]:
-    """The lines of ``data`` as text; a line that is not UTF-8 is reported and given as blank."""
+    """The lines of ``data`` as text; a line that is not UTF-8 is reported and given as blank.
+
+    A leading UTF-8 byte order mark (some editors write one) is not part of line 1.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
     for number, raw in enumerate(data.split(b"\n"), start=1):
         try:
             yield raw.decode("utf-8")
@@ -37,8 +43,11 @@ def decoded_lines(data: bytes, on_error: ErrorSink | None = None) -> Iterator[st
 
 def stream_lines(fh: BinaryIO, on_error: ErrorSink | None = None) -> Iterator[str]:
     """The lines of a binary stream as text, one at a time; a line that is not UTF-8 text
-    or is over-long is reported and given as blank (so line numbers stay right)."""
+    or is over-long is reported and given as blank (so line numbers stay right).  A leading
+    UTF-8 byte order mark (some editors write one) is not part of line 1."""
     for number, (_, raw, _) in enumerate(read_lines(fh), start=1):
+        if number == 1 and raw is not None and raw.startswith(codecs.BOM_UTF8):
+            raw = raw[len(codecs.BOM_UTF8):]
         if raw is None:
             if on_error:
                 on_error(number, f"longer than {MAX_LINE} bytes")
@@ -88,16 +97,29 @@ def read_event_file(path: str | Path) -> bytes:
 
 def replay_file(path: str | Path, config: GameConfig, deck: Deck | None = None,
                 on_error: Callable[[int, str], None] | None = None,
-                progress: Callable[[int, int], None] | None = None) -> DealTracker:
+                progress: Callable[[int, int], None] | None = None,
+                on_signals: Callable[[int, list[Signal]], None] | None = None) -> DealTracker:
     """Feed every valid table event of ``path`` (``-``: standard input) to a new tracker.
 
-    ``progress(events_done, deals_done)`` is called every 10,000 events when given.
+    ``progress(events_done, deals_done)`` is called every 10,000 events when given;
+    ``on_signals(line_number, signals)`` with what each event's line made the tracker say.
     """
     tracker = DealTracker(config, deck)
+    line_number = [0]
+
+    def numbered(lines: Iterator[str]) -> Iterator[str]:
+        # read_events takes one line at a time, so when it yields an event the
+        # last line taken is that event's own
+        for line_number[0], line in enumerate(lines, start=1):
+            yield line
+
     with open_events(path) as fh:
         try:
-            for n, event in enumerate(events_of_stream(fh, tuple(tracker.zones), on_error), start=1):
-                tracker.feed(event)
+            lines = numbered(stream_lines(fh, on_error))
+            for n, event in enumerate(read_events(lines, tuple(tracker.zones), on_error), start=1):
+                signals = tracker.feed(event)
+                if on_signals is not None and signals:
+                    on_signals(line_number[0], signals)
                 if progress is not None and n % 10_000 == 0:
                     progress(n, len(tracker.records))
         except OSError as exc:

@@ -11,6 +11,7 @@ import pytest
 
 from controller.core.tracker import DealTracker
 from controller.app.service import TableService
+from controller.app.backends.display import DisplayConfig
 from controller.app.settings import Settings
 from controller.store.gamelog import SessionLog
 
@@ -58,7 +59,7 @@ def _outside(tmp_path, text="players' other file\n"):
 
 
 def _service(logs):
-    return TableService(Settings(), None, logs)
+    return TableService(Settings(sections={"display": DisplayConfig("none")}), None, logs)
 
 
 def test_a_symlinked_events_file_is_set_aside_not_cut(tmp_path):
