@@ -317,7 +317,9 @@ def test_cli_serves_a_script_over_tcp(tmp_path):
         "not json",
     ]) + "\n")
     deck = tmp_path / "deck.toml"
-    deck.write_text('[cards]\n"0A0B0C0D" = "7s"\n')
+    # a whole deck (a partial one is refused, as the table refuses it), 7s on tag 0A0B0C0D
+    deck.write_text("[cards]\n" + "".join(
+        f'"{"0A0B0C0D" if str(card) == "7s" else "0A0B%04X" % i}" = "{card}"\n' for i, card in enumerate(DECK)))
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         free = probe.getsockname()[1]
