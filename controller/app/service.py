@@ -191,14 +191,18 @@ class TableService:
                     break
         finally:
             self.notifier.stopping()
-            source.stop()
-            self.session.close()
-            if self._lock is not None:
-                self._lock.release()
-                self._lock = None
-            self.bus.close()
-            if self.buttons is not None:
-                self.buttons.close()
+            try:
+                # the outputs draw what they still hold while the readers' link is up (a view
+                # drawn after the link stopped showed "waiting for hub" at the end)
+                self.bus.close()
+            finally:
+                source.stop()
+                self.session.close()
+                if self._lock is not None:
+                    self._lock.release()
+                    self._lock = None
+                if self.buttons is not None:
+                    self.buttons.close()
 
     def stop(self) -> None:
         self.stop_event.set()

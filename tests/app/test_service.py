@@ -140,7 +140,9 @@ def test_sigterm_flushes_and_exits_zero_then_resumes(tmp_path):
     assert proc.wait(10) == 0
     assert table_event_lines(events_path)[:len(first)] == first
     proc = preftable("run", "--config", cfg, "--log-dir", logs, "--new")
-    time.sleep(1.0)
+    deadline = time.monotonic() + 60        # the new session exists before it is stopped (no guess)
+    while len(SessionLog.sessions(logs)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(10) == 0
     assert len(SessionLog.sessions(logs)) == 2
