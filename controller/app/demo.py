@@ -53,10 +53,21 @@ class LiveView:
         self.tty = stream.isatty()
         self._height = 0
         self._reported = 0
+        self._counted = 0            # ended deals whose cards are in _played
+        self._played = 0
         self.last_mistake = ""
 
     def _label(self, zone: str) -> str:
         return self.names.get(zone, zone)
+
+    def _cards_played(self, snap: TableSnapshot) -> int:
+        """Cards laid in the session: counted once per ended deal, plus the deal in progress."""
+        for d in snap.deals[self._counted:]:
+            self._played += sum(len(t["cards"]) for t in d["tricks"])
+        self._counted = len(snap.deals)
+        deal = snap.deal
+        current = sum(len(t["cards"]) for t in deal["tricks"]) + len(deal["current"]) if deal else 0
+        return self._played + current
 
     def panel(self, snap: TableSnapshot) -> list[str]:
         done = len(snap.deals)
@@ -66,7 +77,7 @@ class LiveView:
         frac = min(1.0, (done + (tricks / 10 if deal else 0)) / max(self.deals, 1))
         bar = "#" * int(frac * 30) + "." * (30 - int(frac * 30))
         lines = [f"preftable demo  [{bar}] {frac:4.0%}  deal {max(number, 1)}/{self.deals}  "
-                 f"{snap.plays} cards played"]
+                 f"{self._cards_played(snap)} cards played"]
         seats = snap.seats
         if deal is not None:
             lines.append(f"dealer {self._label(deal['dealer'])}  price {deal['price']}  trick {tricks + 1}/10")
