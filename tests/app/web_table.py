@@ -20,6 +20,7 @@ from controller.app.settings import Settings
 from controller.app.sim import make_deck
 from controller.app.web import WebConfig, for_service
 from controller.core.config import GameConfig, Rules, Table
+from firmware_bridge.codec import FrameError, decode_line
 from firmware_bridge.emulator import HubEmulator
 
 CHROMIUM = "/usr/bin/chromium"
@@ -35,11 +36,15 @@ class RecordingHub(HubEmulator):
         self.seen_at: dict[str, float] = {}          # uid -> time.time() of its SEEN frame
         self.seen = threading.Condition()
 
-    def _send(self, verb, *fields):
-        super()._send(verb, *fields)
-        if verb == "SEEN":
+    def _output(self, data: bytes) -> None:
+        super()._output(data)       # the firmware's frame, written to the pty (faults applied)
+        try:
+            frame = decode_line(data)
+        except FrameError:
+            return
+        if frame.verb == "SEEN":
             with self.seen:
-                self.seen_at[str(fields[1])] = time.time()
+                self.seen_at[frame.fields[1]] = time.time()
                 self.seen.notify_all()
 
     def wait_seen(self, uid: str, timeout: float) -> float | None:
