@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..core.config import GameConfig, Table, load_game_config
-from ..core.errors import LinkError
+from ..core.errors import ConfigError, LinkError
 from ..store.gamelog import CONFIG, DECK, EVENTS
 from .outputs import HubOutputs
 from .service import TableService
@@ -161,16 +161,22 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     settings = Settings(game=game, backend="hub",
                         sections={"hub": HubConfig(port=path, zones=tuple(zones)), "display": DisplayConfig("hub")})
     service = TableService(settings, deck, log_dir)
+    web = None
+    if web_port is not None:       # before the session: a port in use leaves no empty session behind
+        from .web import WebConfig, WebError, for_service
+        try:
+            web = for_service(service, WebConfig(port=web_port))
+        except WebError:
+            emulator.close()
+            raise
+        stream.write(f"the live table page: {web.server.url}  (PIN {web.server.gate.pin})\n")
+        stream.flush()
     session = service.open_session(new=True)
     source = HubSource(game, settings.section("hub"), service.clock)
     view = LiveView(deals, stream, game.table.names)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
-    if web_port is not None:
-        from .web import WebConfig, for_service
-        web = for_service(service, WebConfig(port=web_port))
+    if web is not None:
         service.outputs.append(web)
-        stream.write(f"the live table page: {web.server.url}  (PIN {web.server.gate.pin})\n")
-        stream.flush()
     script_done = threading.Event()
     failure: list[str] = []
 
@@ -227,7 +233,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if not 0 < args.speed <= 100:
         raise SystemExit("preftable: error: --speed must be above 0 and at most 100")
     if getattr(args, "web", None) is not None and not 0 <= args.web < 65536:
-        raise SystemExit("preftable: error: --web PORT must be 0-65535")
+        raise ConfigError(f"--web: the port must be 0-65535, got {args.web}")
     out = sys.stdout
     started = time.monotonic()
     result = run_demo(deals=args.deals, speed=args.speed, seed=args.seed, log_dir=Path(args.log_dir),
