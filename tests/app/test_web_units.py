@@ -14,7 +14,7 @@ from controller.app.report import render_html
 from controller.app.web import WebConfig, parse, start_web
 from controller.app.web.server import control_event
 from controller.app.web.pages import Pages, card_html
-from controller.app.web.pin import COOKIE, GuessLimiter, PinGate, stored_pin, table_pin
+from controller.app.web.pin import GuessLimiter, PinGate, stored_pin, table_pin
 from controller.core.errors import ConfigError, EventError
 from controller.core.events import BUTTON
 
