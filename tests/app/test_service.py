@@ -104,8 +104,7 @@ def test_sigkill_at_50_random_moments_loses_nothing(tmp_path):
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(10) == 0, proc.stderr.read().decode()
     assert got >= target
-    # always the same session, resumed (the log dir also keeps the web page's PIN files)
-    assert len(SessionLog.sessions(logs)) == 1
+    assert len(SessionLog.sessions(logs)) == 1                 # always the same session, resumed
 
     lines = events_path.read_text().splitlines()
     logged = table_event_lines(events_path)

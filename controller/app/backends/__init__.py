@@ -38,6 +38,7 @@ OUTPUTS: dict[str, str] = {
     "gpio": "controller.app.backends.gpio",
     "display": "controller.app.backends.display",
     "web": "controller.app.web",
+    "mqtt": "controller.app.mqtt",
 }
 
 
