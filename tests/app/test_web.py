@@ -171,8 +171,17 @@ def no_overflow(page) -> dict:
                                                       .map(e => e.getBoundingClientRect().right))})""")
 
 
-@pytest.mark.parametrize("width", [360, 1280])
-def test_no_horizontal_overflow_and_screenshots(page, table, tmp_path, width):
+@pytest.mark.parametrize("width, players", [(360, 3), (1280, 3), (360, 4)])
+def test_no_horizontal_overflow_and_screenshots(page, tmp_path, width, players):
+    names = dict(NAMES, seat4="Grigory Aleksandrovich Pechorin") if players == 4 else NAMES
+    table = LiveTable(tmp_path / "logs", names=names, players=players)
+    try:
+        check_no_overflow(page, table, tmp_path, width)
+    finally:
+        table.close()
+
+
+def check_no_overflow(page, table, tmp_path, width):
     page.set_viewport_size({"width": width, "height": 800})
     page.goto(table.url)
     wait_live(page)
@@ -189,7 +198,7 @@ def test_no_horizontal_overflow_and_screenshots(page, table, tmp_path, width):
         assert measured["scroll"] <= measured["client"], (path, measured)
         assert measured["widest"] <= measured["client"] + 0.5, (path, measured)
         name = "table" if path == "/" else path.strip("/")
-        page.screenshot(path=str(tmp_path / f"{name}-{width}.png"), full_page=True)
+        page.screenshot(path=str(tmp_path / f"{name}-{width}-p{len(table.seats)}.png"), full_page=True)
     print(f"screenshots in {tmp_path}")
 
 
