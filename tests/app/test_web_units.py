@@ -28,6 +28,7 @@ def test_web_section_defaults_and_values():
     cfg = parse({"listen": "0.0.0.0:8081", "pin": "0042", "names_from_config": False})
     assert (cfg.host, cfg.port, cfg.pin, cfg.names_from_config) == ("0.0.0.0", 8081, "0042", False)
     assert parse({"listen": "[::]:9000"}).listen == "[::]:9000"
+    assert parse({"listen": "127.0.0.1:0"}).port == 0          # any free port
 
 
 @pytest.mark.parametrize("section, key", [
