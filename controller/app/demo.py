@@ -365,6 +365,16 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     settings = Settings(game=game, backend="hub",
                         sections={"hub": HubConfig(port=path, zones=tuple(zones)), "display": DisplayConfig("hub")})
     service = TableService(settings, deck, log_dir)
+    web = None
+    if web_port is not None:       # before the session: a port in use leaves no empty session behind
+        from .web import WebConfig, WebError, for_service
+        try:
+            web = for_service(service, WebConfig(port=web_port))
+        except WebError:
+            emulator.close()
+            raise
+        stream.write(f"the live table page: {web.server.url}  (PIN {web.server.gate.pin})\n")
+        stream.flush()
     session = service.open_session(new=True)
     if game.rules.bidding:
         service.tracker = demo_tracker(game, deck)      # reads the players' bidding tokens
@@ -375,12 +385,8 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     players = PacedPlayers(emulator, zones, deck, speed) if game.rules.bidding else None
     if players is not None:
         service.outputs.append(players)
-    if web_port is not None:
-        from .web import WebConfig, for_service
-        web = for_service(service, WebConfig(port=web_port))
+    if web is not None:
         service.outputs.append(web)
-        stream.write(f"the live table page: {web.server.url}  (PIN {web.server.gate.pin})\n")
-        stream.flush()
     if keyboard is not None:
         EnterConfirms(keyboard, lambda: service.sink(button(service.clock(), "confirm"))).start()
     script_done = threading.Event()

@@ -675,8 +675,8 @@ def pulka_sections(summary: Mapping[str, Any], names: Mapping[str, str] | None =
         entry = pulka.get(p) or {}
         balance = balances.get(p, 0.0)
         klass = "pos" if balance > 0 else "neg" if balance < 0 else ""
-        whists = ", ".join(f"{esc(shown[o])} {esc(fmt_num(v))}" for o, v in (entry.get("whists") or {}).items()
-                           if o in shown)
+        whists = "<br>".join(f"{esc(shown[o])}&nbsp;{esc(fmt_num(v))}"
+                             for o, v in (entry.get("whists") or {}).items() if o in shown)
         settle_rows.append(
             f'<tr><th scope="row">{esc(shown[p])}</th><td>{esc(fmt_num(_score(entry, "gora")))}</td>'
             f"<td>{esc(fmt_num(_score(entry, 'pulya')))}</td><td>{whists or '&#8212;'}</td>"

@@ -14,7 +14,7 @@ from controller.app.report import render_html
 from controller.app.web import WebConfig, parse, start_web
 from controller.app.web.server import control_event
 from controller.app.web.pages import Pages, card_html
-from controller.app.web.pin import COOKIE, GuessLimiter, PinGate, stored_pin, table_pin
+from controller.app.web.pin import GuessLimiter, PinGate, stored_pin, table_pin
 from controller.core.errors import ConfigError, EventError
 from controller.core.events import BUTTON
 
@@ -28,6 +28,7 @@ def test_web_section_defaults_and_values():
     cfg = parse({"listen": "0.0.0.0:8081", "pin": "0042", "names_from_config": False})
     assert (cfg.host, cfg.port, cfg.pin, cfg.names_from_config) == ("0.0.0.0", 8081, "0042", False)
     assert parse({"listen": "[::]:9000"}).listen == "[::]:9000"
+    assert parse({"listen": "127.0.0.1:0"}).port == 0          # any free port
 
 
 @pytest.mark.parametrize("section, key", [
@@ -284,3 +285,35 @@ def test_an_address_in_use_is_one_clear_error(tmp_path, server):
     with pytest.raises(WebError) as err:
         start_web(WebConfig(port=port), submit=lambda e: None, log_dir=tmp_path, zones=ZONES)
     assert str(port) in str(err.value) and "in use" in str(err.value)
+
+
+def test_demo_web_serves_the_page_and_a_taken_port_is_one_line_and_status_2(tmp_path):
+    import io
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from controller.app.demo import run_demo
+    from controller.core.config import GameConfig
+
+    root = Path(__file__).resolve().parents[2]
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = taken.getsockname()[1]
+        run = subprocess.run([sys.executable, "-m", "controller", "demo", "--deals", "1", "--web", str(port),
+                              "--log-dir", str(tmp_path / "a")], cwd=root, capture_output=True, text=True,
+                             timeout=120)
+        assert run.returncode == 2 and run.stderr.count("\n") == 1 and "in use" in run.stderr
+        assert not list((tmp_path / "a").glob("*/events.jsonl"))           # no session left behind
+    finally:
+        taken.close()
+    run = subprocess.run([sys.executable, "-m", "controller", "demo", "--web", "70000"], cwd=root,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "must be 0-65535, got 70000" in run.stderr and "Traceback" not in run.stderr
+    out = io.StringIO()
+    result = run_demo(deals=1, speed=8, seed=3, log_dir=tmp_path / "b", game=GameConfig(), stream=out, web_port=0)
+    assert "the live table page: http://127.0.0.1:" in out.getvalue() and "PIN " in out.getvalue()
+    assert len(result["summary"]["deals"]) >= 1

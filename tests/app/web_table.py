@@ -20,6 +20,7 @@ from controller.app.settings import Settings
 from controller.app.sim import make_deck
 from controller.app.web import WebConfig, for_service
 from controller.core.config import GameConfig, Rules, Table
+from firmware_bridge.codec import FrameError, decode_line
 from firmware_bridge.emulator import HubEmulator
 
 CHROMIUM = "/usr/bin/chromium"
@@ -36,12 +37,14 @@ class RecordingHub(HubEmulator):
         self.seen = threading.Condition()
 
     def _output(self, data: bytes) -> None:
-        """Every frame the firmware writes passes here (the emulator's line, faults applied)."""
-        super()._output(data)
-        fields = data[1:].split(b"*", 1)[0].split(b" ")
-        if data[:1] == b"$" and len(fields) >= 4 and fields[1] == b"SEEN":
+        super()._output(data)       # the firmware's frame, written to the pty (faults applied)
+        try:
+            frame = decode_line(data)
+        except FrameError:
+            return
+        if frame.verb == "SEEN":
             with self.seen:
-                self.seen_at[fields[3].decode("ascii")] = time.time()
+                self.seen_at[frame.fields[1]] = time.time()
                 self.seen.notify_all()
 
     def wait_seen(self, uid: str, timeout: float) -> float | None:

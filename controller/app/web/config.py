@@ -1,7 +1,7 @@
 """The ``[web]`` section of the config file: where the live table page listens, and its PIN.
 
     [web]
-    listen = "127.0.0.1:8080"     # host:port; "0.0.0.0:8080" on the Pi (the installer's skeleton)
+    listen = "127.0.0.1:8080"     # host:port (port 0: any free one); "0.0.0.0:8080" on the Pi
     pin = "482913"                # 4-12 digits; without it one is generated at first start
     names_from_config = true      # label seats with [table] names (false: "seat1"...)
 
@@ -52,8 +52,8 @@ def parse_listen(value: object, key: str = "web.listen") -> tuple[str, int]:
         raise ConfigError(f"{key}: must be host:port (for IPv6 [addr]:port), got {text!r}", key)
     host = match.group(1) or match.group(3)
     port = int(match.group(2) or match.group(4))
-    if not 0 < port < 65536:
-        raise ConfigError(f"{key}: port must be 1-65535, got {port}", key)
+    if not 0 <= port < 65536:       # 0: any free port (tests; the log says which)
+        raise ConfigError(f"{key}: port must be 0-65535, got {port}", key)
     if match.group(1):
         try:
             ipaddress.IPv6Address(host)

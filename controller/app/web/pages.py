@@ -91,7 +91,7 @@ class Pages:
 
     def names(self, state: Mapping[str, Any]) -> dict[str, str]:
         seats = list(state.get("seats") or ())
-        given = state.get("names") or {} if self.names_from_config else {}
+        given = (state.get("names") or {}) if self.names_from_config else {}
         return {seat: str(given.get(seat) or seat) for seat in seats + ["prikup"]}
 
     def summary(self, state: Mapping[str, Any]) -> dict[str, Any]:

@@ -30,14 +30,14 @@ import json
 import logging
 import socket
 import threading
-import time
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from aiohttp import web
 from aiohttp_sse import sse_response
+from markupsafe import Markup
 
-from ...core.errors import EventError, LogError, PreftableError
+from ...core.errors import EventError, PreftableError
 from ...core.events import CONTROL_EVENTS, TableEvent, event_from_dict
 from ...store.gamelog import EVENTS, SUMMARY, SessionLog
 from .. import report
@@ -316,7 +316,6 @@ class WebServer:
             sections = report.pulka_sections(summary, names, rules=rules)
         except (PreftableError, OSError, ValueError) as exc:
             raise web.HTTPInternalServerError(text=f"cannot read the session {folder.name}: {exc}") from None
-        from markupsafe import Markup
         return self._page(request, "session_pulka.html", "Sessions", session_name=folder.name,
                           pulka_html=Markup(sections))
 
