@@ -44,7 +44,11 @@ class Host:
 
     def pump(self) -> None:
         try:
-            data = self.port.read(4096)
+            try:
+                waiting = self.port.in_waiting
+            except OSError as exc:                               # the pty is gone (unplugged)
+                raise serial.SerialException(f"read failed: {exc}") from exc
+            data = self.port.read(waiting or 1)                  # all of it or nothing (see below)
             self.empty_reads = 0
         except serial.SerialException as exc:
             # a pty under load may say it is readable before its bytes reach us: no data

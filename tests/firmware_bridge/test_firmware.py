@@ -772,7 +772,9 @@ class RawHost:
         import serial
 
         try:
-            data = self.serial.read(4096)
+            # what is waiting (or 1 byte): pyserial's read loops for more and would lose what
+            # it read if a spurious empty read (below) came in the middle
+            data = self.serial.read(self.serial.in_waiting or 1)
             self.empty_reads = 0
             return data
         except serial.SerialException as exc:
