@@ -314,7 +314,7 @@ class Club:
         ack = True
         try:
             with self.lock:
-                self.handle(msg.topic, msg.payload, msg.retain)
+                self.handle(msg.topic, msg.payload)
         except BadMessage as exc:
             self._count_bad(exc.reason, msg.topic, str(exc))
         except OSError as exc:
@@ -336,7 +336,7 @@ class Club:
             log.warning("bad message #%d on %r: %s", n, topic, detail)
 
     # --- messages
-    def handle(self, topic: str, payload: bytes, retained: bool = False) -> None:
+    def handle(self, topic: str, payload: bytes) -> None:
         """One message (the caller holds the lock).  Raises :class:`BadMessage`."""
         table, kind = self._parse_topic(topic)
         if kind == "status":

@@ -43,6 +43,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     ctx.clock, ctx.deck, ctx.skip, ctx.session = service.clock, service.tracker.deck, service.replayed, \
         session.folder.name
     source = backends.reader(settings.backend).source(settings.readers, ctx)
+    ctx.service = service
     service.outputs = backends.build_outputs(ctx)
 
     def on_term(signum, frame):
@@ -126,6 +127,8 @@ def add_demo(sub) -> None:
     p.add_argument("--players", type=int, choices=(3, 4), default=3)
     p.add_argument("--config", help="take [table] and [rules] from this config file")
     p.add_argument("--log-dir", default="logs", help="game log folder (default ./logs)")
+    p.add_argument("--web", nargs="?", type=int, const=8080, metavar="PORT",
+                   help="serve the live table page on 127.0.0.1:PORT while it plays (default 8080)")
     p.set_defaults(func=cmd_demo)
 
 

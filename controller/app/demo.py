@@ -53,10 +53,21 @@ class LiveView:
         self.tty = stream.isatty()
         self._height = 0
         self._reported = 0
+        self._counted = 0            # ended deals whose cards are in _played
+        self._played = 0
         self.last_mistake = ""
 
     def _label(self, zone: str) -> str:
         return self.names.get(zone, zone)
+
+    def _cards_played(self, snap: TableSnapshot) -> int:
+        """Cards laid in the session: counted once per ended deal, plus the deal in progress."""
+        for d in snap.deals[self._counted:]:
+            self._played += sum(len(t["cards"]) for t in d["tricks"])
+        self._counted = len(snap.deals)
+        deal = snap.deal
+        current = sum(len(t["cards"]) for t in deal["tricks"]) + len(deal["current"]) if deal else 0
+        return self._played + current
 
     def panel(self, snap: TableSnapshot) -> list[str]:
         done = len(snap.deals)
@@ -66,7 +77,7 @@ class LiveView:
         frac = min(1.0, (done + (tricks / 10 if deal else 0)) / max(self.deals, 1))
         bar = "#" * int(frac * 30) + "." * (30 - int(frac * 30))
         lines = [f"preftable demo  [{bar}] {frac:4.0%}  deal {max(number, 1)}/{self.deals}  "
-                 f"{snap.plays} cards played"]
+                 f"{self._cards_played(snap)} cards played"]
         seats = snap.seats
         if deal is not None:
             lines.append(f"dealer {self._label(deal['dealer'])}  price {deal['price']}  trick {tricks + 1}/10")
@@ -134,8 +145,11 @@ def demo_simulator(game: GameConfig, seed: int, deck, speed: float) -> TableSimu
 
 
 def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameConfig,
-             stream: TextIO, timeout: float | None = None) -> dict:
-    """Play ``deals`` simulated deals through the emulated hub; return paths and the summary."""
+             stream: TextIO, timeout: float | None = None, web_port: int | None = None) -> dict:
+    """Play ``deals`` simulated deals through the emulated hub; return paths and the summary.
+
+    With ``web_port`` the live table page is served on 127.0.0.1 at that port while it plays.
+    """
     from firmware_bridge.emulator import HubEmulator
 
     zones = list(game.table.seats) + ["prikup"]
@@ -151,6 +165,12 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     source = HubSource(game, settings.section("hub"), service.clock)
     view = LiveView(deals, stream, game.table.names)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
+    if web_port is not None:
+        from .web import WebConfig, for_service
+        web = for_service(service, WebConfig(port=web_port))
+        service.outputs.append(web)
+        stream.write(f"the live table page: {web.server.url}  (PIN {web.server.gate.pin})\n")
+        stream.flush()
     script_done = threading.Event()
     failure: list[str] = []
 
@@ -206,10 +226,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise SystemExit("preftable: error: --deals must be at least 1")
     if not 0 < args.speed <= 100:
         raise SystemExit("preftable: error: --speed must be above 0 and at most 100")
+    if getattr(args, "web", None) is not None and not 0 <= args.web < 65536:
+        raise SystemExit("preftable: error: --web PORT must be 0-65535")
     out = sys.stdout
     started = time.monotonic()
     result = run_demo(deals=args.deals, speed=args.speed, seed=args.seed, log_dir=Path(args.log_dir),
-                      game=game, stream=out)
+                      game=game, stream=out, web_port=getattr(args, "web", None))
     out.write("\n" + summary_text(result["summary"], game.table.names))
     out.write(f"\nplayed {args.deals} deals in {time.monotonic() - started:.1f} s; files written:\n")
     for kind, path in result["paths"].items():

@@ -65,6 +65,14 @@ def _user_name() -> str:
         return str(os.geteuid())
 
 
+def _board_model() -> str | None:
+    """The device tree's model ("Raspberry Pi 5 Model B Rev 1.0"), None off a Pi."""
+    try:
+        return Path("/proc/device-tree/model").read_bytes().rstrip(b"\0\n").decode("ascii", "replace") or None
+    except OSError:
+        return None
+
+
 def _module_available(name: str) -> bool:
     """Whether ``name`` (``a`` or ``a.b``) is installed, without importing anything."""
     parts = name.split(".")
@@ -88,6 +96,7 @@ class Host:
     group_members: Callable[[str], tuple[str, ...] | None] = _group_members
     module_available: Callable[[str], bool] = _module_available
     hello_timeout: float = HELLO_TIMEOUT
+    board_model: Callable[[], str | None] = lambda: _board_model()
 
     def usable(self, st: os.stat_result) -> bool:
         """Readable and writable by this user, by the mode bits (root: always)."""
@@ -327,13 +336,59 @@ def diagnose(config: str | None, deck: str | None, host: Host | None = None) -> 
 
 
 def cmd_doctor(args: argparse.Namespace, *, host: Host | None = None, stream=None) -> int:
-    """``preftable doctor``: print the findings; 1 if any FAIL."""
+    """``preftable doctor``: print the findings; 1 if any FAIL.  ``--live``: then the hands-on
+    check of the readers, LEDs and buttons (docs/hardware-test.md)."""
     out = stream or sys.stdout
     findings = diagnose(args.config, args.deck, host)
     for finding in findings:
         out.write(finding.line() + "\n")
     out.flush()
-    return 1 if any(f.level == FAIL for f in findings) else 0
+    if any(f.level == FAIL for f in findings):
+        return 1
+    if getattr(args, "live", False):
+        from .settings import load_settings
+
+        return live_check(load_settings(args.config), out, step_s=args.step_s)
+    return 0
+
+
+def live_check(settings, out, *, backend=None, factory=None, step_s: float = 30.0) -> int:
+    """``doctor --live``: :class:`hw.check.LiveCheck` on the config's readers and pins; 1 if any FAIL."""
+    from hw.check import LiveCheck
+    from hw.rc522 import default_backend, open_readers
+
+    from .backends.gpio import pin_factory
+
+    factory = factory if factory is not None else pin_factory(settings)
+    spi, gpio = settings.section("spi"), settings.section("gpio")
+    backend = backend if backend is not None else default_backend(factory)
+    pins = factory if factory is not None else backend.pins()
+    readers, owned = [], []
+    try:
+        if settings.backend == "spi":
+            wiring = [(r.bus, r.device, r.reset_pin) for r in spi.readers]
+            readers = list(zip((r.zone for r in spi.readers),
+                               open_readers(wiring, spd=spi.speed_hz, backend=backend, factory=pins)))
+        else:
+            out.write(f"warn readers.backend = \"{settings.backend}\": --live checks RC522 readers on the Pi's "
+                      "SPI only (a hub reports its readers in HELLO and FAULT: preftable doctor)\n")
+        leds = {zone: pins.output_pin(pin, f"{zone} LED") for zone, pin in gpio.leds.items()}
+        owned += leds.values()
+        buzzer = pins.output_pin(gpio.buzzer, "buzzer") if gpio.buzzer is not None else None
+        owned += [buzzer] if buzzer is not None else []
+        buttons = {name: pins.input_pin(pin, f"button {name}") for name, pin in gpio.buttons.items()}
+        owned += buttons.values()
+        check = LiveCheck(readers, backend, absent_ms=spi.absent_ms, leds=leds, buzzer=buzzer,
+                          buttons=buttons, step_s=step_s,
+                          prompt=lambda text: (out.write(f"  -> {text}\n"), out.flush()),
+                          emit=lambda line: (out.write(line.render() + "\n"), out.flush()))
+        check.run()
+    finally:
+        for _, reader in readers:
+            reader.close()
+        for pin in owned:
+            pin.close()
+    return 1 if check.failed else 0
 
 
 def add_doctor(sub) -> None:
@@ -341,6 +396,11 @@ def add_doctor(sub) -> None:
     p = sub.add_parser("doctor", help="check config, deck, ports, SPI, GPIO and permissions; say what to fix")
     p.add_argument("--config", help="config file (TOML) of the table")
     p.add_argument("--deck", help="deck file (TOML) to check")
+    p.add_argument("--live", action="store_true",
+                   help="then check the table by hand: VersionRegs, polls/s, each card as laid, stacked cards, "
+                        "removal, LEDs and buttons one by one (docs/hardware-test.md)")
+    p.add_argument("--step-s", type=float, default=30.0, dest="step_s",
+                   help="--live: seconds to wait for each thing asked (default 30)")
     p.set_defaults(func=cmd_doctor)
 
 

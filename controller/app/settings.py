@@ -100,6 +100,9 @@ def check_across_sections(settings: Settings) -> None:
             if pin in claimed:
                 raise ConfigError(f"{owner}: GPIO{pin} is already used by {claimed[pin]}", owner)
             claimed[pin] = owner
+    spi = modules.get("spi")
+    if spi is not None:
+        spi.check_bus_pins([(owner, pin) for pin, owner in claimed.items()], settings.section("spi"))
 
 
 def load_settings(path: str | Path | None) -> Settings:

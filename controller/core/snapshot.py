@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from .scoring import rounded, settle
 from .view import Indications, indications
@@ -38,10 +38,9 @@ class TableSnapshot:
     alerts: tuple[Mapping, ...]               # mistakes awaiting `confirm`
     pulka: Mapping                            # FORMATS.md summary "pulka"
     settlement: Mapping                       # {"convention", "balance"}
-    deals: tuple[Mapping, ...]                # ended deals, FORMATS.md summary entries, oldest first
+    deals: Sequence[Mapping]                  # ended deals, FORMATS.md summary entries, oldest first
     next_deal: Mapping                        # {"dealer", "price"} of the deal to come
     leftover: bool = False                    # cards of the finished deal still lie on the table
-    plays: int = 0                            # cards accepted in this session so far
     link: Mapping = field(default_factory=lambda: NO_LINK)   # {"state": none|waiting|connected, "detail"}
     indications: Indications = field(default_factory=Indications)   # the 20x4 board, LEDs, beep
 
@@ -65,7 +64,7 @@ class TableSnapshot:
             "deal": self.deal, "on_table": {z: list(c) for z, c in self.on_table.items()},
             "last_trick": self.last_trick, "alerts": [dict(a) for a in self.alerts],
             "pulka": self.pulka, "settlement": self.settlement, "deals": list(self.deals),
-            "next_deal": dict(self.next_deal), "leftover": self.leftover, "plays": self.plays,
+            "next_deal": dict(self.next_deal), "leftover": self.leftover,
             "link": dict(self.link),
             "display": list(self.display), "leds": dict(self.leds), "beep_ms": self.beep_ms,
         }
@@ -99,6 +98,36 @@ def contract_view(deal) -> dict:
                       if game and game != "misere" else None)}
 
 
+class DealHistory(Sequence):
+    """The ended deals of a session as FORMATS.md summary entries, oldest first; immutable.
+
+    A resumed session's older deals are still journal lines: they are decoded only when
+    an output reads them (the web page's history), never at every event, so a
+    10,000-deal session costs the loop nothing.  Decoding is pure and caches nothing
+    shared, so any thread may read."""
+
+    def __init__(self, items: tuple = (), decode=None):
+        self._items = items
+        self._decode = decode
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._items)))]
+        item = self._items[index]
+        if not hasattr(item, "entry"):
+            item = self._decode(item)
+        return item.entry
+
+    def __eq__(self, other) -> bool:
+        return list(self) == list(other) if isinstance(other, Sequence) else NotImplemented
+
+    def __repr__(self) -> str:
+        return f"DealHistory({len(self)} deals)"
+
+
 class SnapshotBuilder:
     """Builds snapshots of one session's tracker, reusing what did not change.
 
@@ -110,10 +139,9 @@ class SnapshotBuilder:
     def __init__(self, session: str = ""):
         self.session = session
         self._records = -1
-        self._deals: tuple[Mapping, ...] = ()
+        self._deals: DealHistory = DealHistory()
         self._pulka: Mapping = {}
         self._settlement: Mapping = {}
-        self._plays = 0
 
     def build(self, tracker, *, seq: int, link: Mapping = NO_LINK, beep_ms: int = 0) -> TableSnapshot:
         config = tracker.config
@@ -121,8 +149,7 @@ class SnapshotBuilder:
         count = len(tracker.records)
         if count != self._records:
             self._records = count
-            self._deals = tuple(r.entry for r in tracker.records)
-            self._plays = sum(r.plays for r in tracker.records)
+            self._deals = DealHistory(*tracker.records.frozen())
             self._pulka = tracker.pulka.to_dict()
             self._settlement = {"convention": tracker.rules.convention,
                                 "balance": rounded(settle(self._pulka, tracker.rules.convention))}
@@ -150,6 +177,5 @@ class SnapshotBuilder:
             pulka=self._pulka, settlement=self._settlement, deals=self._deals,
             next_deal=MappingProxyType({"dealer": dealer, "price": tracker.rules.progression[step]}),
             leftover=bool(tracker.leftover),
-            plays=self._plays + (len(deal.plays) if deal is not None else 0),
             link=MappingProxyType(dict(link)),
             indications=indications(tracker, names, beep_ms))

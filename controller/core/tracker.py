@@ -152,6 +152,11 @@ class Records:
         for index in range(len(self._items)):
             yield self[index]
 
+    def frozen(self) -> tuple[tuple, Callable[[object], DealRecord] | None]:
+        """The items as they are now (records, or journal lines not decoded yet) and the
+        decoder: what a snapshot's deal history reads without decoding a long session."""
+        return tuple(self._items), self._decode
+
     def append(self, record: DealRecord) -> None:
         self._items.append(record)
 

@@ -59,7 +59,7 @@ def test_a_new_reader_is_one_module_plus_one_registration_line(monkeypatch):
     ctx = backends.RunContext(settings, clock=lambda: 0.0)
     assert backends.reader("pn532").source(settings.readers, ctx) == ("pn532 source", {"i2c_bus": 1})
     found: list = []
-    backends.run_doctor(settings, types.SimpleNamespace(append=found.append, add=found.append,
+    backends.run_doctor(settings, types.SimpleNamespace(append=found.append, add=lambda *finding: found.append(finding),
                                                         host=None, check_port=None, check_device=None,
                                                         check_module=None))
     assert found[0] == ("pn532", {"i2c_bus": 1})

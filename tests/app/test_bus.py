@@ -191,3 +191,24 @@ def test_submit_stamps_an_outside_control_line_with_the_session_clock(tmp_path):
     queued = service.queue.get_nowait()
     assert queued.button == "confirm" and queued.t >= 0.0
     service.session.close()
+
+
+def test_a_resumed_sessions_history_is_not_decoded_until_an_output_reads_it():
+    """A 10,000-deal session must not decode every ended deal at each event (memory, speed)."""
+    from controller.core.tracker import Records
+
+    tracker = DealTracker(config())
+    for event in deal_a_events(40):
+        tracker.feed(event)                   # deal 1 ended: one record
+    record = tracker.records[0]
+    decoded = []
+
+    def decode(raw):
+        decoded.append(raw)
+        return record
+
+    tracker.records = Records([b"journal line 1", b"journal line 2", record], decode)
+    snap = SnapshotBuilder("s").build(tracker, seq=41)
+    assert len(snap.deals) == 3 and decoded == []
+    assert snap.deals[1] == record.entry and decoded == [b"journal line 2"]
+    assert snap.deals[2] is record.entry

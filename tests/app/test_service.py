@@ -104,7 +104,7 @@ def test_sigkill_at_50_random_moments_loses_nothing(tmp_path):
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(10) == 0, proc.stderr.read().decode()
     assert got >= target
-    assert len(list(logs.iterdir())) == 1                      # always the same session, resumed
+    assert len(SessionLog.sessions(logs)) == 1                 # always the same session, resumed
 
     lines = events_path.read_text().splitlines()
     logged = table_event_lines(events_path)
@@ -143,7 +143,7 @@ def test_sigterm_flushes_and_exits_zero_then_resumes(tmp_path):
     time.sleep(1.0)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(10) == 0
-    assert len(list(logs.iterdir())) == 2
+    assert len(SessionLog.sessions(logs)) == 2
 
 
 def test_torn_last_line_dropped_on_resume(tmp_path):

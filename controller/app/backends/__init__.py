@@ -37,6 +37,7 @@ READERS: dict[str, str] = {
 OUTPUTS: dict[str, str] = {
     "gpio": "controller.app.backends.gpio",
     "display": "controller.app.backends.display",
+    "web": "controller.app.web",
     "mqtt": "controller.app.mqtt",
 }
 
@@ -90,6 +91,7 @@ class RunContext:
     skip: int = 0                      # table events already in the resumed log (the simulator skips them)
     session: str = ""                  # the session folder's name
     link: Any = None                   # the hub link, once the hub backend made it
+    service: Any = None                # the table service (the web page enters control lines with it)
     _factory: Any = field(default=None, repr=False)
     _factory_made: bool = False
 

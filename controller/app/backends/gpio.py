@@ -3,8 +3,8 @@
     [gpio]                       # BCM numbers
     factory = "auto"             # auto | rpigpio | mock
     leds = { seat1 = 5, seat2 = 6, seat3 = 13 }
-    buzzer = 19
-    buttons = { undo = 20, new_deal = 21, confirm = 26 }
+    buzzer = 12                  # never a pin of a used SPI bus (bus 0: 7-11, bus 1: 16-21)
+    buttons = { undo = 4, new_deal = 27, confirm = 26 }
     debounce_ms = 30
 
 The pin factory (gpiozero's pattern, ``hw.pins``) is made only when a pin is
@@ -106,6 +106,12 @@ def doctor(config: GpioConfig, doc, settings) -> None:
         return
     path = doc.host.dev / "gpiomem"
     if not path.exists() and config.factory == "auto":
+        model = doc.host.board_model()
+        if model and model.startswith("Raspberry Pi"):   # a Pi 5 has /dev/gpiomem0-4 and gpiochips
+            doc.add(OK, f"GPIO on a {model}: through /dev/gpiochip* (RPi.GPIO must be the rpi-lgpio "
+                        "drop-in on a Pi 5); the pins are never simulated on a Pi")
+            doc.check_module("RPi.GPIO", "the GPIO pins (pip install rpi-lgpio on a Pi 5)")
+            return
         doc.add(WARN, f"GPIO {path}: no such device: the pins will be simulated (not a Raspberry Pi?)",
                 "run on the Pi, or set gpio.factory = \"mock\" to silence this")
         return

@@ -95,6 +95,22 @@ def pins(config: SpiConfig) -> list[tuple[str, int]]:
     return [(f"spi.readers[{i}].reset_pin", r.reset_pin) for i, r in enumerate(config.readers)]
 
 
+def check_bus_pins(owners: list[tuple[str, int]], config: SpiConfig) -> None:
+    """No GPIO of the config on a pin of an SPI bus its readers use (bus 0: GPIO7-11, bus 1:
+    GPIO16-21 with dtoverlay=spi1-3cs): the message names both users."""
+    from hw.header import spi_pin_user
+
+    buses = sorted({r.bus for r in config.readers})
+    for owner, pin in owners:
+        for bus in buses:
+            user = spi_pin_user(pin, (bus,))
+            if user is not None:
+                readers = ", ".join(f"spi.readers[{i}] ({r.zone})" for i, r in enumerate(config.readers)
+                                    if r.bus == bus)
+                raise ConfigError(f"{owner}: GPIO{pin} is {user}, the bus of {readers}: "
+                                  "choose a pin off the SPI buses", owner)
+
+
 class SpiSource:
     """RC522 readers on the Pi's own SPI buses (hw)."""
 
@@ -109,13 +125,13 @@ class SpiSource:
         self._thread: threading.Thread | None = None
 
     def start(self, sink: Sink) -> None:
-        from hw.rc522 import Reader
+        from hw.rc522 import open_readers
         from hw.scanner import Scanner
 
         c = self.config
-        for r in c.readers:
-            self.readers.append((r.zone, Reader(r.bus, r.device, r.reset_pin, spd=c.speed_hz,
-                                                backend=self.spi_backend, factory=self.factory)))
+        readers = open_readers([(r.bus, r.device, r.reset_pin) for r in c.readers], spd=c.speed_hz,
+                               backend=self.spi_backend, factory=self.factory)   # every reset pin up first
+        self.readers.extend(zip((r.zone for r in c.readers), readers))
         self.scanner = Scanner(self.readers, absent_ms=c.absent_ms, clock=self.clock)
         self._thread = threading.Thread(target=self.scanner.run, args=(sink, self._stop),
                                         name="rc522 scanner", daemon=True)
