@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from controller.app.club import Club, Mirror, board_text
-from controller.app.mqtt import MARK_FILE, MqttConfig, make_client, parse_broker_url
+from controller.app.mqtt import MARK_FILE, MqttConfig, Outbox, make_client, parse_broker_url
 from controller.core.errors import ConfigError
 from controller.store.replay import replay_file
 from controller.core.config import load_game_config
@@ -80,6 +80,34 @@ def test_mqtt_section_errors_name_the_key(section, key):
     with pytest.raises(ConfigError) as info:
         MqttConfig.parse(section)
     assert info.value.key == key and str(info.value).startswith(key)
+
+
+# --- the outbox on its own ------------------------------------------------------------------------
+
+def test_the_outbox_resumes_after_the_contiguous_acknowledged_mark(tmp_path, caplog):
+    folder = tmp_path / "2026-12-01T08-00-00Z"
+    folder.mkdir()
+    lines = [json.dumps({"t": float(i)}) for i in range(1, 6)]
+    (folder / "events.jsonl").write_text("\n".join(lines) + "\n" + '{"t": 6.0, "zo')   # a line being written
+    box = Outbox(folder)
+    assert box.take(3) == [(1, lines[0]), (2, lines[1]), (3, lines[2])]
+    box.answer(2, True)
+    assert box.acked == 0                               # line 1 not acknowledged yet
+    box.answer(1, True)
+    box.answer(3, False)                                # refused by the broker
+    assert box.acked == 2 and box.refused == {3}
+    box.save()
+    assert json.loads((folder / MARK_FILE).read_text()) == {"line": 2}
+    assert box.take(10) == [(4, lines[3]), (5, lines[4])]            # never the torn line
+    box.close()
+    again = Outbox(folder)                               # a restart (SIGKILL included) resumes after line 2
+    assert again.acked == 2 and again.take(10) == [(3, lines[2]), (4, lines[3]), (5, lines[4])]
+    again.close()
+    (folder / MARK_FILE).write_text("garbage")
+    assert Outbox(folder).acked == 0 and "unreadable" in caplog.text
+    (folder / MARK_FILE).write_text('{"line": 40}')       # the log lost lines in a power cut
+    behind = Outbox(folder)
+    assert behind.acked == 5 and behind.take(10) == [] and "publishing from line 6" in caplog.text
 
 
 # --- the mirror on its own -----------------------------------------------------------------------
