@@ -482,11 +482,14 @@ def cmd_club(args: argparse.Namespace) -> int:
     tty = sys.stdout.isatty()
     shown = None
     try:
-        while not stop.wait(REDRAW_S):       # at most one redraw a second, only when it changed
+        while True:                          # at most one redraw a second, only when it changed
             text = club.text()
             if text != shown:
                 shown = text
                 _show(text, tty)
+            if stop.is_set():
+                break                        # the board as it was at the end, drawn once more
+            stop.wait(REDRAW_S)
     finally:
         club.stop()
     return 0

@@ -10,7 +10,9 @@ it waited for.
 import json
 import os
 import pwd
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,7 @@ from controller.core.errors import ConfigError
 from controller.store.replay import replay_file
 from controller.core.config import load_game_config
 
-from mqtt_broker import (ROOT, Broker, SimTable, broker, club_factory, describe,  # noqa: F401
+from mqtt_broker import (ROOT, Broker, SimTable, broker, club_factory, describe, free_port,  # noqa: F401
                          mirror_complete, mirror_of, mosquitto_missing, replay_summary, wait_until)
 
 WAIT_S = 60
@@ -365,3 +367,59 @@ def test_the_shipped_broker_config_and_acl_over_tls(tmp_path):
             table.stop()
         club.stop()
         broker.stop()
+
+
+# --- the command line ------------------------------------------------------------------------------------
+
+def preftable(*args, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, **kw)
+
+
+def test_preftable_club_as_a_process_mirrors_and_stops_cleanly(tmp_path, broker):
+    club_dir = tmp_path / "club"
+    board = subprocess.Popen([sys.executable, "-m", "controller", "club", "--broker", broker.url, "--dir",
+                              str(club_dir)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    table = None
+    try:
+        # the board's persistent session exists once the broker lists it as connected
+        wait_until(lambda: "preftable-club" in broker.log_text(), WAIT_S, "the board to connect")
+        wait_until(lambda: club_dir.exists(), WAIT_S, "the mirror folder")
+        table = SimTable(tmp_path / "logs", broker.url, "t7", seed=5, speed=300, deals=1).start()
+        wait_until(lambda: table.finished, WAIT_S, "the table to play its deal")
+        mirror = mirror_of(club_dir, "t7", table.session.folder)
+        wait_until(lambda: mirror_complete(mirror, table.session.folder), WAIT_S,
+                   describe(mirror, table.session.folder))
+    finally:
+        if table is not None:
+            table.stop()
+        board.send_signal(signal.SIGTERM)
+        out, err = board.communicate(timeout=30)
+    assert board.returncode == 0, err
+    assert "t7" in out and "table" in out and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args, key", [
+    (["--broker", "http://127.0.0.1:1"], "--broker"),
+    (["--broker", "mqtt://127.0.0.1:1", "--prefix", "a/#"], "--prefix"),
+    (["--broker", "mqtt://127.0.0.1:1", "--password-file", "pw"], "--username"),
+])
+def test_preftable_club_bad_arguments_are_one_line_and_exit_2(tmp_path, args, key):
+    out = preftable("club", "--dir", tmp_path / "club", *args)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and key in out.stderr and "Traceback" not in out.stderr
+
+
+def test_run_with_a_bad_mqtt_section_is_one_line_naming_the_key(tmp_path):
+    cfg = tmp_path / "table.toml"
+    cfg.write_text('[mqtt]\nbroker = "mqtt://127.0.0.1:1"\ntable_id = "a/b"\n')
+    out = preftable("run", "--config", cfg, "--log-dir", tmp_path / "logs")
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "mqtt.table_id" in out.stderr
+
+
+def test_doctor_reports_an_unreachable_broker(tmp_path):
+    cfg = tmp_path / "table.toml"
+    cfg.write_text(f'[mqtt]\nbroker = "mqtt://127.0.0.1:{free_port()}"\ntable_id = "t1"\n')
+    out = preftable("doctor", "--config", cfg)
+    assert "MQTT broker 127.0.0.1" in out.stdout and "unreachable" in out.stdout, out.stdout + out.stderr
