@@ -198,6 +198,8 @@ def latency_processes(folder: Path, broker: Broker, count: int, seconds: float, 
     for table_id, out, _ in procs:
         doc = json.loads(out.read_text())
         for line, appended in doc["appended"].items():
+            if appended < t0:
+                continue                    # steady state only: not while the other tables start up
             got = club.received.get((table_id, doc["session"], int(line)))
             if got is None:
                 missing += 1
