@@ -252,6 +252,7 @@ class Club:
         self.bad: Counter = Counter()
         self.lock = threading.Lock()          # the board's view against the drawing thread
         self.connected = threading.Event()
+        self.subscribed = threading.Event()     # the broker has taken the subscriptions (SUBACK)
         self._stopping = False
         self._stop_sync = threading.Event()
         self._syncer = threading.Thread(target=self._sync_loop, name="club mirror sync", daemon=True)
@@ -260,6 +261,7 @@ class Club:
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
+        self.client.on_subscribe = self._on_subscribe
 
     # --- connection
     def start(self) -> None:
@@ -305,8 +307,16 @@ class Club:
         client.subscribe([(f"{self.prefix}/+/{kind}", 1) for kind in KINDS])
         self.connected.set()
 
+    def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+        refused = [str(r) for r in reason_codes if r.is_failure]
+        if refused:
+            log.error("broker %s refused the board's subscriptions: %s", self.broker.url, ", ".join(refused))
+        else:
+            self.subscribed.set()
+
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         self.connected.clear()
+        self.subscribed.clear()
         if not self._stopping:
             log.warning("lost the broker %s (%s); reconnecting", self.broker.url, reason_code)
 

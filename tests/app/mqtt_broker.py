@@ -286,7 +286,7 @@ def club_factory(tmp_path):
 
         club = Club(url, tmp_path / "club", **kw)
         club.start()
-        wait_until(club.connected.is_set, 20, "the club board to connect")
+        wait_until(club.subscribed.is_set, 20, "the club board to subscribe")
         clubs.append(club)
         return club
     yield make

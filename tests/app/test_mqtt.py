@@ -39,9 +39,9 @@ class RawClient:
         self.client.connect(parse_broker_url(url).host, parse_broker_url(url).port)
         self.client.loop_start()
 
-    def publish(self, topic: str, payload, qos: int = 1):
+    def publish(self, topic: str, payload, qos: int = 1, retain: bool = False):
         """Publish and wait for the broker's answer; returns its reason code."""
-        info = self.client.publish(topic, payload, qos=qos)
+        info = self.client.publish(topic, payload, qos=qos, retain=retain)
         wait_until(lambda: info.mid in self.acks, 20, f"the broker's PUBACK for {topic}")
         return self.acks[info.mid]
 
@@ -244,7 +244,7 @@ def test_the_acl_refuses_a_table_publishing_under_another_id(tmp_path):
     raw = None
     honest = impostor = None
     try:
-        wait_until(club.connected.is_set, 20, "the board to connect with its password")
+        wait_until(club.subscribed.is_set, 20, "the board to subscribe with its password")
         raw = RawClient(broker.url, "t1-raw", username="t1", password="pw-t1")
         assert not raw.publish("preftable/t1/status", "online").is_failure
         refused = raw.publish("preftable/t2/log", json.dumps({"table": "t2", "session": "2026-12-01T08-00-00Z",
@@ -353,7 +353,7 @@ def test_the_shipped_broker_config_and_acl_over_tls(tmp_path):
     club.start()
     table = None
     try:
-        wait_until(club.connected.is_set, 30, lambda: f"the board to connect over TLS\n{broker.log_text()}")
+        wait_until(club.subscribed.is_set, 30, lambda: f"the board to subscribe over TLS\n{broker.log_text()}")
         table = SimTable(tmp_path / "logs", broker.url, "t1", seed=4, speed=300, deals=1,
                          mqtt={"username": "t1", "password": "pw-t1", "ca_file": str(ca)})
         table.start()
@@ -382,9 +382,15 @@ def test_preftable_club_as_a_process_mirrors_and_stops_cleanly(tmp_path, broker)
                               str(club_dir)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     table = None
     try:
-        # the board's persistent session exists once the broker lists it as connected
-        wait_until(lambda: "preftable-club" in broker.log_text(), WAIT_S, "the board to connect")
-        wait_until(lambda: club_dir.exists(), WAIT_S, "the mirror folder")
+        # the board has subscribed once it copies a retained session message published before
+        raw = RawClient(broker.url, "announcer")
+        try:
+            raw.publish("preftable/t0/session", json.dumps({"table": "t0", "session": "2026-12-01T08-00-00Z",
+                                                            "config": "", "deck": None}), retain=True)
+        finally:
+            raw.close()
+        wait_until(lambda: (club_dir / "t0" / "2026-12-01T08-00-00Z" / "config.toml").exists(), WAIT_S,
+                   "the board to subscribe")
         table = SimTable(tmp_path / "logs", broker.url, "t7", seed=5, speed=300, deals=1).start()
         wait_until(lambda: table.finished, WAIT_S, "the table to play its deal")
         mirror = mirror_of(club_dir, "t7", table.session.folder)
