@@ -177,7 +177,7 @@ def report(label: str, delays: list[float], missing: int, elapsed: float, cpu: f
 def latency_processes(folder: Path, broker: Broker, count: int, seconds: float, speed: float) -> None:
     club = TimedClub(broker.url, folder / f"club-p{count}", client_id=f"bench-club-p{count}")
     club.start()
-    wait_until(club.connected.is_set, 20, "the board to connect")
+    wait_until(club.subscribed.is_set, 20, "the board to subscribe")
     procs = []
     for i in range(count):
         out = folder / f"times-{count}-{i:02}.json"
@@ -212,7 +212,7 @@ def latency_processes(folder: Path, broker: Broker, count: int, seconds: float, 
 def latency(folder: Path, broker: Broker, count: int, seconds: float, speed: float) -> None:
     club = TimedClub(broker.url, folder / f"club-{count}", client_id=f"bench-club-{count}")
     club.start()
-    wait_until(club.connected.is_set, 20, "the board to connect")
+    wait_until(club.subscribed.is_set, 20, "the board to subscribe")
     cpu0, t0 = cpu_seconds(broker.proc.pid), time.monotonic()
     tables = start_tables(folder / f"run-{count}", broker.url, count, speed)
     time.sleep(seconds)                     # a benchmark: the tables play for this long
@@ -239,7 +239,7 @@ def recovery(folder: Path, broker: Broker, count: int, speed: float, outage: flo
     board = subprocess.Popen([sys.executable, "-m", "controller", "club", "--broker", broker.url,
                               "--dir", str(folder / "club-process"), "--client-id", "bench-board-process"],
                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_until(club.connected.is_set, 20, "the board to connect")
+    wait_until(club.subscribed.is_set, 20, "the board to subscribe")
     tables = start_tables(folder / "recovery", broker.url, count, speed)
 
     def complete(targets: dict[str, int]) -> bool:
