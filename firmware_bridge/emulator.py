@@ -179,6 +179,7 @@ class HubEmulator:
 
         self.cfg: dict[str, int] = {}
         self.received: list[Frame] = []
+        self.host_hello = threading.Event()        # the host has said HELLO (a script waits for it)
         self.link_path: str | None = None
 
         self._lock = threading.RLock()
@@ -388,6 +389,8 @@ class HubEmulator:
                 frame = exc.frame
             if frame is not None:
                 self.received.append(frame)
+                if frame.verb == "HELLO":
+                    self.host_hello.set()
                 if frame.verb in ("LED", "TEXT", "BEEP", "CFG") and self._ignore_commands:
                     self._ignore_commands -= 1
                     continue
@@ -608,11 +611,12 @@ class HubEmulator:
     # ------------------------------------------------------------------ scripts
 
     def play(self, events: Iterable, zones: Sequence[str], deck: dict[str, str] | None = None,
-             speed: float = 1.0) -> threading.Thread:
+             speed: float = 1.0, after: threading.Event | None = None) -> threading.Thread:
         """Play table events (from :func:`controller.core.events.read_events`) in a thread:
         each ``placed``/``removed`` moves its tag on the reader of its zone at
         its ``t`` (divided by ``speed``).  ``card`` events use ``deck`` (card ->
-        uid), else a made-up uid per card."""
+        uid), else a made-up uid per card.  ``after``: the thread waits for it
+        first (``host_hello``: a host connecting late misses no move)."""
         by_zone = {zone: i for i, zone in enumerate(zones)}
         uid_of = dict(deck or {})
         for i, card in enumerate(DECK):
@@ -625,6 +629,10 @@ class HubEmulator:
             plan.append((event.t / speed, event.event, by_zone[event.zone], uid))
 
         def run() -> None:
+            if after is not None:
+                while not after.wait(0.1):
+                    if not self._running.is_set():
+                        return
             start = time.monotonic()
             for t, kind, reader, uid in plan:
                 delay = start + t - time.monotonic()
@@ -848,13 +856,14 @@ def cli_main(argv: list[str]) -> int:
         return 2
     if events:
         try:
-            emulator.play(events, zones, deck, speed=args.speed)
+            # a host connecting late must not miss the first moves (and see them out of turn)
+            emulator.play(events, zones, deck, speed=args.speed, after=emulator.host_hello)
         except ValueError as exc:                 # a uid no tag can have
             print(f"hub-emulator: cannot play {args.script or 'the simulation'}: {exc}", file=sys.stderr)
             emulator.close()
             return 2
-        print(f"# playing {len(events)} table events on readers {', '.join(zones)}",
-              file=sys.stderr, flush=True)
+        print(f"# {len(events)} table events for readers {', '.join(zones)}: playing once the host "
+              "says HELLO", file=sys.stderr, flush=True)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)     # `kill`, systemd: clean up like Ctrl-C
     print(f"# {COMMANDS_HELP}", file=sys.stderr, flush=True)

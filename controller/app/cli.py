@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
@@ -17,6 +18,7 @@ from typing import Callable, Sequence
 from .. import __version__
 from ..core.config import CONVENTIONS, load_game_config
 from ..core.errors import PreftableError
+from .textview import plural
 
 log = logging.getLogger("preftable")
 
@@ -29,27 +31,125 @@ def _print_json(obj: object) -> None:
 
 # --- replay -----------------------------------------------------------------------
 
+#: a quoted value in a message is cut to this many characters (a 50 MB bad line is not echoed whole)
+QUOTE_LIMIT = 80
+_LONG_QUOTE = re.compile(r"(['\"])([^'\"\n]{%d})[^'\"\n]+\1" % QUOTE_LIMIT)
+#: lines reported one by one; the rest only in the summary
+BAD_LINES_SHOWN = 20
+
+
+def clip(message: str) -> str:
+    """``message`` with every quoted value longer than :data:`QUOTE_LIMIT` cut short."""
+    message = _LONG_QUOTE.sub(lambda m: f"{m[1]}{m[2]}...{m[1]}", message)
+    return message if len(message) <= 4 * QUOTE_LIMIT else message[:4 * QUOTE_LIMIT] + "..."
+
+
+def _kind_of(message: str) -> str:
+    """What an ignored line's message is about, for counting ("field 'zone'", "not valid JSON")."""
+    match = re.match(r"(field '[^']*')", message)
+    return match[1] if match else message.split(":")[0].split(",")[0][:QUOTE_LIMIT]
+
+
+class ReplayTally:
+    """What a replay threw away or flagged, by kind, with the first line of each."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.ignored: dict[str, list[int]] = {}       # kind -> [count, first line]
+        self.mistakes: dict[str, list[int]] = {}
+        self.shown = 0
+
+    def bad_line(self, number: int, message: str) -> None:
+        entry = self.ignored.setdefault(_kind_of(message), [0, number])
+        entry[0] += 1
+        if self.shown < BAD_LINES_SHOWN:
+            self.shown += 1
+            sys.stderr.write(f"{self.name}:{number}: skipped: {clip(message)}\n")
+
+    def signals(self, number: int, signals) -> None:
+        for signal in signals:
+            if signal.kind == "mistake":
+                kind = str(signal.data.get("type", "mistake")).replace("_", " ")
+                self.mistakes.setdefault(kind, [0, number])[0] += 1
+
+    @staticmethod
+    def _by_kind(tally: dict[str, list[int]]) -> str:
+        return ", ".join(f"{kind} {n} (first line {first})" for kind, (n, first) in tally.items())
+
+    def summary(self, deals: int) -> str | None:
+        """One line for stderr, or None when every ignored line was already reported and nothing was flagged."""
+        skipped = sum(n for n, _ in self.ignored.values())
+        flagged = sum(n for n, _ in self.mistakes.values())
+        if not flagged and skipped <= self.shown:
+            return None
+        parts = [f"{self.name}: replayed {plural(deals, 'deal')}"]
+        if skipped:
+            parts.append(f"{plural(skipped, 'line')} ignored: {self._by_kind(self.ignored)}")
+        if flagged:
+            parts.append(f"{plural(flagged, 'mistake')}: {self._by_kind(self.mistakes)}")
+        return "; ".join(parts)
+
+
+def session_files(events: str, config: str | None, deck: str | None) -> tuple[str | None, str | None, str | None]:
+    """The config and deck to replay with, and a note saying where they came from.
+
+    An events file inside a session folder (FORMATS.md "Game logs") brings the
+    session's own ``config.toml`` and ``deck.toml``; an option given wins.
+    """
+    from ..store.gamelog import CONFIG, DECK
+
+    if events == "-":
+        return config, deck, None
+    folder = Path(events).parent
+    found = {name: folder / name for name in (CONFIG, DECK) if (folder / name).is_file()}
+    if not found:
+        return config, deck, None
+    own, given = [], []
+    if CONFIG in found:
+        if config is None:
+            config = str(found[CONFIG])
+            own.append(CONFIG)
+        else:
+            given.append(f"--config {config}")
+    if DECK in found:
+        if deck is None:
+            deck = str(found[DECK])
+            own.append(DECK)
+        else:
+            given.append(f"--deck {deck}")
+    said = [f"the session's own {' and '.join(own)}"] if own else []
+    said += [f"{option} (given, not the session's)" for option in given]
+    return config, deck, "replaying with " + " and ".join(said)
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from ..core.deck import load_deck
     from ..store.replay import replay_file
     from .textview import summary_text
 
-    config = load_game_config(args.config)
-    deck = load_deck(args.deck)
-
-    def bad_line(number: int, message: str) -> None:
-        sys.stderr.write(f"{args.events}:{number}: skipped: {message}\n")
+    config_path, deck_path, note = session_files(args.events, args.config, args.deck)
+    config = load_game_config(config_path)
+    deck = load_deck(deck_path)
+    name = "<stdin>" if args.events == "-" else args.events
+    if note:
+        sys.stderr.write(f"{name}: {note}\n")
+    tally = ReplayTally(name)
 
     progress = None
-    if sys.stderr.isatty() and Path(args.events).is_file() and Path(args.events).stat().st_size > 1_000_000:
+    if (sys.stderr.isatty() and args.events != "-" and Path(args.events).is_file()
+            and Path(args.events).stat().st_size > 1_000_000):
         def progress(events: int, deals: int) -> None:
             sys.stderr.write(f"\rreplaying: {events:,} events, {deals:,} deals")
             sys.stderr.flush()
 
-    tracker = replay_file(args.events, config, deck, on_error=bad_line, progress=progress)
+    tracker = replay_file(args.events, config, deck, on_error=tally.bad_line, progress=progress,
+                          on_signals=tally.signals)
     if progress is not None:
         sys.stderr.write("\n")
     summary = tracker.summary()
+    line = tally.summary(len(summary["deals"]))
+    if line or args.verbose:
+        sys.stderr.write((line or f"{name}: nothing ignored, no mistakes") + "\n")
     if args.json:
         _print_json(summary)
     else:
@@ -86,10 +186,14 @@ def cmd_settle(args: argparse.Namespace) -> int:
                                    f"{', '.join(CONVENTIONS)}, got {convention!r}"))
     if pulka is doc:
         pulka = {k: v for k, v in doc.items() if k != "settlement"}
+    if not pulka:
+        raise SystemExit(_fail(f"{path}: the pulka names no player"))
     try:
         balance = rounded(settle(pulka, convention))
     except ValueError as exc:
-        raise SystemExit(_fail(f"{path}: {exc}"))
+        raise SystemExit(_fail(f"{path}: {clip(str(exc))}"))
+    except OverflowError:
+        raise SystemExit(_fail(f"{path}: the values are too large to settle (balances beyond 1e308)"))
     result = {"convention": convention, "balance": balance}
     if args.json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
@@ -103,7 +207,11 @@ def cmd_settle(args: argparse.Namespace) -> int:
 def cmd_diagram(args: argparse.Namespace) -> int:
     from .diagram import write_diagram
 
-    path = write_diagram(Path(args.output) if args.output else None)
+    output = Path(args.output) if args.output else None
+    try:
+        path = write_diagram(output)
+    except OSError as exc:
+        raise SystemExit(_fail(f"{output}: cannot write: {exc.strerror or exc}"))
     if path is None:
         return EXIT_OK
     sys.stderr.write(f"wrote {path}\n")
@@ -117,34 +225,123 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
+#: each subcommand's description, examples and exit statuses, shown by ``preftable COMMAND --help``
+HELP: dict[str, tuple[str, list[str], list[str]]] = {
+    "run": ("Run the table: readers -> deal tracker -> LEDs, display and game log. Resumes the newest "
+            "unfinished session of the log folder unless --new is given. With a hub port that does not "
+            "exist it stops at once, unless --wait is given.",
+            ["preftable run --config /etc/preftable/config.toml --deck deck.toml",
+             "preftable run --new            # a simulated 3-player table, a new pulka"],
+            ["0  stopped by SIGTERM or Ctrl-C, the game log flushed",
+             "2  a bad config, deck, log folder or serial port (one line on stderr)"]),
+    "demo": ("The whole table simulated on any Linux machine: an emulated hub on a pty, simulated "
+             "players, the real host link, tracker and game log, and a live view. Ends with the pulka, "
+             "the settlement and the files written.",
+             ["preftable demo", "preftable demo --deals 6 --speed 2 --seed 7 --players 4"],
+             ["0  all deals played", "1  the emulated hub did not answer or the demo did not finish",
+              "2  a bad option or config", "130  interrupted (Ctrl-C)"]),
+    "replay": ("Replay table events (a session's events.jsonl, or - for standard input) through the deal "
+               "tracker; print the deals, the pulka and the settlement. Inside a session folder the "
+               "session's own config.toml and deck.toml are used unless --config/--deck is given. "
+               "Lines that are not valid events are reported with their line numbers and skipped; "
+               "a summary on stderr counts what was ignored and the mistakes, by kind.",
+               ["preftable replay logs/2026-12-01T09-00-00Z/events.jsonl",
+                "preftable replay game.jsonl --config config.toml --deck deck.toml --json"],
+               ["0  replayed (even with skipped lines)",
+                "2  no such events, config or deck file, or an invalid config or deck"]),
+    "settle": ("Settle a pulka into balances in whists (RULES.md): a summary JSON as replay --json or a "
+               "session's summary.json print it, or just its pulka object.",
+               ["preftable settle logs/2026-12-01T09-00-00Z/summary.json",
+                "preftable settle pulka.json --convention leningrad --json"],
+               ["0  settled", "2  no such file, not JSON, or not a pulka"]),
+    "report": ("Draw a session's pulka as players draw it on paper, as pulka.svg and pulka.html, and "
+               "print the settlement.",
+               ["preftable report logs/2026-12-01T09-00-00Z", "preftable report SESSION -o /tmp/out"],
+               ["0  written", "2  not a session folder, or the output folder cannot be written"]),
+    "enroll": ("Guided enrolment of a new deck of tagged cards: lay each card named on any reader, "
+               "lift it, go on. An interrupted enrolment resumes with the first missing card. The "
+               "readers must be clear when it starts.",
+               ["preftable enroll --deck deck.toml --config /etc/preftable/config.toml"],
+               ["0  the deck is complete (or stopped, the cards so far saved)",
+                "2  a bad config, deck file or zone", "130  interrupted (Ctrl-C), the cards so far saved"]),
+    "doctor": ("Check the config, the deck, the serial ports, SPI, GPIO and permissions, one line per "
+               "finding (ok, WARN, FAIL), each problem with the command that fixes it.",
+               ["preftable doctor --config /etc/preftable/config.toml --deck deck.toml"],
+               ["0  nothing failed (warnings allowed)", "1  at least one FAIL", "2  bad options"]),
+    "club": ("The club board: follows every table that publishes to the MQTT broker (their state and "
+             "every game-log line), shows them on the terminal and keeps a mirror of every session under "
+             "DIR/<table>/<session>/, which `preftable replay` turns into the table's own summary.",
+             ["preftable club --broker mqtt://club-server:1883 --dir club",
+              "preftable club --broker mqtts://club-server:8883 --ca-file ca.crt --username club "
+              "--password-file club.pw"],
+             ["0  stopped (Ctrl-C or SIGTERM)", "2  a bad option, or the broker cannot be reached"]),
+    "hub-emulator": ("An emulated table hub speaking the serial protocol (PROTOCOL.md) on a pty or a TCP "
+                     "port. Prints the path (or socket:// URL) on the first line of stdout; reads fault "
+                     "commands (place, remove, drop, corrupt, garbage, reboot, silent, fail, heal, "
+                     "unplug, replug, state, quit) on stdin. --script and --simulate start playing once "
+                     "the host has said HELLO.",
+                     ["preftable hub-emulator --simulate 2 --seed 1",
+                      "preftable hub-emulator --tcp 7000 --script game.jsonl --deck deck.toml"],
+                     ["0  stopped (quit, Ctrl-C or SIGTERM)", "2  a bad option, script or deck, "
+                      "or the port cannot be served"]),
+    "diagram": ("Write the deal tracker's state diagram: with graphviz installed as .png/.svg/.pdf, "
+                "otherwise as Mermaid text (.mmd or standard output).",
+                ["preftable diagram > tracker.mmd", "preftable diagram -o tracker.svg"],
+                ["0  written", "2  the file cannot be written, or a picture was asked without graphviz"]),
+}
+
+
+def _describe(parser: argparse.ArgumentParser, name: str) -> None:
+    description, examples, exits = HELP[name]
+    parser.description = description
+    parser.epilog = ("examples:\n" + "".join(f"  {e}\n" for e in examples)
+                     + "\nexit status:\n" + "".join(f"  {e}\n" for e in exits))
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, with a usage error in one line (the CLI's rule) that points to --help."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="preftable", description="Smart card table for Preferans: tracks raspasovka deals.")
-    parser.add_argument("--version", action="version", version=f"preftable {__version__}")
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser = OneLineParser(
+        prog="preftable", description="Smart card table for Preferans: tracks raspasovka deals.",
+        epilog="Every bad input gives one line on stderr and exit status 2. "
+               "`preftable COMMAND --help` shows a command's options, examples and exit statuses.")
+    parser.add_argument("--version", action="version", version=f"preftable {__version__}",
+                        help="print the version and exit")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="more log output (-v: info, -vv: debug)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser,
+                                help="what to do (each has --help)")
     sub.required = True
 
     p = sub.add_parser("replay", help="replay table events and print the deals, pulka and settlement")
-    p.add_argument("events", help="table events (JSON Lines), e.g. a session's events.jsonl")
-    p.add_argument("--config", help="config file (TOML); default rules when omitted")
-    p.add_argument("--deck", help="deck file (TOML) resolving tag UIDs to cards")
-    p.add_argument("--json", action="store_true", help="print the summary JSON")
+    p.add_argument("events", help="table events (JSON Lines), e.g. a session's events.jsonl; - reads stdin")
+    p.add_argument("--config", help="config file (TOML); default: the session's config.toml, else default rules")
+    p.add_argument("--deck", help="deck file (TOML) resolving tag UIDs to cards; default: the session's deck.toml")
+    p.add_argument("--json", action="store_true", help="print the summary JSON (FORMATS.md) instead of tables")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("settle", help="settle a pulka into balances")
     p.add_argument("file", help="a summary JSON, or just its pulka object")
-    p.add_argument("--convention", choices=CONVENTIONS)
+    p.add_argument("--convention", choices=CONVENTIONS,
+                   help="settlement convention (default: the summary's own, else sochi)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_settle)
 
     p = sub.add_parser("diagram", help="write the deal tracker's state diagram")
-    p.add_argument("-o", "--output", help="output file (.png/.svg with graphviz, else Mermaid .mmd); "
+    p.add_argument("-o", "--output", help="output file (.png/.svg/.pdf need graphviz; else Mermaid .mmd); "
                                           "standard output when omitted")
     p.set_defaults(func=cmd_diagram)
 
     for extra in _extra_commands():
         extra(sub)
+    for name, command in sub.choices.items():
+        _describe(command, name)
     return parser
 
 
@@ -156,11 +353,6 @@ def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["hub-emulator"]:
-        # the emulator has its own option parser: hand it every argument as given
-        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-        from firmware_bridge.emulator import cli_main
-        return cli_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     level = logging.WARNING - 10 * min(args.verbose, 2)
@@ -169,11 +361,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except PreftableError as exc:
-        return _fail(str(exc))
+        return _fail(clip(str(exc)))
     except KeyboardInterrupt:
+        sys.stderr.write("preftable: interrupted\n")
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        # a file or device the command was pointed at (the commands name their own files when they can)
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(f"{where}{exc.strerror or exc}")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .settings import load_settings
 
     settings = load_settings(args.config)
+    if settings.backend == "hub" and not args.wait:
+        check_hub_port(settings.section("hub").port)
     deck = load_deck(args.deck) if args.deck else None
     if deck is None and settings.backend != "sim":
         log.warning("no deck file given (--deck): every tag will be an unknown tag")
@@ -37,17 +39,27 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     ctx = backends.RunContext(settings, clock=None)
     gpio = backends.module(backends.OUTPUTS["gpio"])
-    service = TableService(settings, deck, log_dir, buttons=gpio.buttons(settings.section("gpio"), ctx),
-                           on_finished=print_summary)
+    buttons = gpio.buttons(settings.section("gpio"), ctx)
+    service = TableService(settings, deck, log_dir, buttons=buttons, on_finished=print_summary)
+    if args.new:
+        close_unfinished(log_dir, print_summary)
     session = service.open_session(new=args.new)
     ctx.clock, ctx.deck, ctx.skip, ctx.session = service.clock, service.tracker.deck, service.replayed, \
         session.folder.name
     source = backends.reader(settings.backend).source(settings.readers, ctx)
     ctx.service = service
     service.outputs = backends.build_outputs(ctx)
+    if not (buttons is not None and "confirm" in settings.section("gpio").buttons):
+        hint = keyboard_confirm(service)
+        for out in service.outputs:
+            if hasattr(out, "confirm_hint"):
+                out.confirm_hint = hint
+
+    interrupted: list[int] = []
 
     def on_term(signum, frame):
         log.info("signal %d: flushing the game log and stopping", signum)
+        interrupted.append(signum)
         service.stop()
 
     signal.signal(signal.SIGTERM, on_term)
@@ -57,7 +69,45 @@ def cmd_run(args: argparse.Namespace) -> int:
         service.run(source)
     finally:
         ctx.close_pins()
+    if signal.SIGINT in interrupted:
+        sys.stderr.write(f"preftable: stopped (Ctrl-C); the game log is in {session.folder}, "
+                         "`preftable run` resumes it\n")
     return 0
+
+
+def keyboard_confirm(service) -> str:
+    """No confirm button wired: the Enter key of the terminal is one; return how to clear a mistake."""
+    from ..core.events import button
+    from .screen import EnterConfirms
+
+    if sys.stdin is not None and sys.stdin.isatty():
+        EnterConfirms(sys.stdin, lambda: service.sink(button(service.clock(), "confirm"))).start()
+        return "fix it, then press Enter here to confirm (no confirm button wired)"
+    return "fix it; no confirm button wired: set [gpio] buttons.confirm, or run on a terminal and press Enter"
+
+
+def check_hub_port(port: str) -> None:
+    """A hub port that is a device path must exist now (``run --wait`` waits for it instead)."""
+    from ..core.errors import LinkError
+
+    if "://" not in port and not Path(port).exists():
+        raise LinkError(f"hub port {port}: no such device - check the hub's USB cable and hub.port "
+                        "(ls /dev/serial/by-id/), or pass --wait to wait for it")
+
+
+def close_unfinished(log_dir: Path, on_finished) -> Path | None:
+    """``run --new``: the newest unfinished session gets its summary.json (README "Game logs")."""
+    from ..store.gamelog import SessionLog
+
+    previous = SessionLog.newest_unfinished(log_dir)
+    if previous is None:
+        return None
+    tracker, _ = previous.replay(previous.game_config(), previous.deck())
+    summary = tracker.summary()
+    path = previous.finish(summary)
+    log.info("pulka closed: %s", path)
+    on_finished(summary, path)
+    return path
 
 
 def add_run(sub) -> None:
@@ -65,7 +115,10 @@ def add_run(sub) -> None:
     p.add_argument("--config", help="config file (TOML); a simulated 3-player table when omitted")
     p.add_argument("--deck", help="deck file (TOML) resolving tag UIDs to cards")
     p.add_argument("--log-dir", help="game log folder (default: [log] dir of the config, else ./logs)")
-    p.add_argument("--new", action="store_true", help="start a new pulka instead of resuming")
+    p.add_argument("--new", action="store_true",
+                   help="close the newest unfinished pulka (its summary.json) and start a new one")
+    p.add_argument("--wait", action="store_true",
+                   help="with a hub port that does not exist (yet), wait for it instead of stopping")
     p.set_defaults(func=cmd_run)
 
 
@@ -101,16 +154,9 @@ def add_report(sub) -> None:
 
 # --- hub-emulator ------------------------------------------------------------------------
 
-def cmd_hub_emulator(args: argparse.Namespace) -> int:
-    from firmware_bridge.emulator import cli_main
-    return cli_main(list(args.args))
-
-
 def add_hub_emulator(sub) -> None:
-    p = sub.add_parser("hub-emulator", help="an emulated table hub on a pty or TCP port (see --help)",
-                       add_help=False)
-    p.add_argument("args", nargs=argparse.REMAINDER)
-    p.set_defaults(func=cmd_hub_emulator)
+    from .hub_emulator_cli import add_hub_emulator as add
+    add(sub)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -119,15 +165,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def add_demo(sub) -> None:
+    from .demo import DEFAULT_SPEED, MAX_SPEED, deal_count, demo_speed, web_port
     p = sub.add_parser("demo", help="the whole table simulated: emulated hub, simulated players, live view")
-    p.add_argument("--deals", type=int, default=3, help="deals to play (default 3)")
-    p.add_argument("--speed", type=float, default=1.0,
-                   help="play faster (2 = twice as fast; moves stay at least 80 ms apart, as on real readers)")
-    p.add_argument("--seed", type=int, default=2026, help="random seed of the simulated players")
-    p.add_argument("--players", type=int, choices=(3, 4), default=3)
+    p.add_argument("--deals", type=deal_count, default=3, help="deals to play, at least 1 (default 3)")
+    p.add_argument("--speed", type=demo_speed, default=DEFAULT_SPEED,
+                   help=f"times the pace of real players (a card every ~0.5 s), above 0 and at most "
+                        f"{MAX_SPEED:g}: real readers need 80 ms between cards (default {DEFAULT_SPEED:g})")
+    p.add_argument("--seed", type=int, default=2026, help="random seed of the simulated players (default 2026)")
+    p.add_argument("--players", type=int, choices=(3, 4), default=3, help="players at the table (default 3)")
     p.add_argument("--config", help="take [table] and [rules] from this config file")
     p.add_argument("--log-dir", default="logs", help="game log folder (default ./logs)")
-    p.add_argument("--web", nargs="?", type=int, const=8080, metavar="PORT",
+    p.add_argument("--web", nargs="?", type=web_port, const=8080, metavar="PORT",
                    help="serve the live table page on 127.0.0.1:PORT while it plays (default 8080)")
     p.set_defaults(func=cmd_demo)
 

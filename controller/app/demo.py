@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
+import shlex
+import shutil
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, TextIO
 
 from ..core.config import GameConfig, Table, load_game_config
 from ..core.errors import LinkError
+from ..core.events import button
 from ..store.gamelog import CONFIG, DECK, EVENTS
 from .outputs import HubOutputs
 from .service import TableService
@@ -26,7 +30,8 @@ from .settings import Settings
 from .sim import Noise, TableSimulator, make_deck
 from .backends.display import DisplayConfig
 from .backends.hub import HubConfig, HubSource
-from .textview import summary_text
+from .screen import DIM, MISTAKE, TURN as TURN_STYLE, EnterConfirms, Screen, link_state
+from .textview import plural, summary_text
 from ..core.cards import parse_card
 from ..core.snapshot import TableSnapshot
 from ..core.view import ERROR, TURN, WINNER
@@ -34,28 +39,49 @@ from ..core.view import ERROR, TURN, WINNER
 log = logging.getLogger(__name__)
 
 _MARK = {TURN: "\u25b6", WINNER: "\u2605", ERROR: "!"}
+LEGEND = "\u25b6 to play  \u2605 took the last trick  ! mistake awaiting confirm"
+_MISTAKE_WORDS = {"out_of_turn": "played out of turn", "same_card": "laid a card already played",
+                  "unknown_tag": "laid an unknown tag", "table_not_clear": "laid a card before the table was clear",
+                  "revoke": "revoked (did not follow suit)"}
+
+
+def mistake_text(alert: dict, label: Callable[[str], str]) -> str:
+    """A mistake in words: who did what, with which card."""
+    zone = alert.get("zone")
+    who = label(zone) if zone else "someone"
+    what = _MISTAKE_WORDS.get(alert["type"], alert["type"].replace("_", " "))
+    card = f" ({alert['card']})" if alert.get("card") else ""
+    expected = f", {label(alert['expected'])} was to play" if alert.get("expected") else ""
+    return f"{who} {what}{card}{expected}"
 
 
 class LiveView:
     """A live terminal panel: whose turn, the cards on the table, trick counts, pulka, progress.
 
     A bus subscriber: it renders each published snapshot on its own thread.
-    Redrawn in place on a terminal; on a pipe or file, one line per finished deal.
+    Drawn in place on a terminal (through :class:`~controller.app.screen.Screen`:
+    it fits the width, log records go above it, colour for the turn and the
+    mistakes); on a pipe or a file, one line per finished deal.
+    ``confirm_hint`` says how a mistake is cleared at this table.
     """
 
     name = "live view"
     inline = False
 
-    def __init__(self, deals: int, stream: TextIO, names=None):
+    def __init__(self, deals: int, stream: TextIO, names=None, link=None, confirm_hint: str = "press confirm"):
         self.deals = deals
         self.stream = stream
         self.names = names or {}
-        self.tty = stream.isatty()
-        self._height = 0
+        self.link = link
+        self.confirm_hint = confirm_hint
+        self.screen = Screen(stream)
+        self.tty = self.screen.tty
         self._reported = 0
         self._counted = 0            # ended deals whose cards are in _played
         self._played = 0
-        self.last_mistake = ""
+        self._link_state = None
+        self._snap: TableSnapshot | None = None
+        self.screen.capture_logging()
 
     def _label(self, zone: str) -> str:
         return self.names.get(zone, zone)
@@ -69,86 +95,146 @@ class LiveView:
         current = sum(len(t["cards"]) for t in deal["tricks"]) + len(deal["current"]) if deal else 0
         return self._played + current
 
-    def panel(self, snap: TableSnapshot) -> list[str]:
+    def panel(self, snap: TableSnapshot) -> list[tuple[str, str | None]]:
+        """The panel's lines, each with its style."""
         done = len(snap.deals)
         deal = snap.deal
         number = deal["number"] if deal else done
         tricks = len(deal["tricks"]) if deal else 0
+        played = self._cards_played(snap)
         frac = min(1.0, (done + (tricks / 10 if deal else 0)) / max(self.deals, 1))
-        bar = "#" * int(frac * 30) + "." * (30 - int(frac * 30))
-        lines = [f"preftable demo  [{bar}] {frac:4.0%}  deal {max(number, 1)}/{self.deals}  "
-                 f"{self._cards_played(snap)} cards played"]
+        bar = "#" * int(frac * 20) + "." * (20 - int(frac * 20))
+        lines: list[tuple[str, str | None]] = [
+            (f"demo deal {max(number, 1)}/{self.deals} [{bar}] {frac:4.0%}, {plural(played, 'card')} played",
+             None)]
+        if self.link is not None:
+            state = self._link_state = link_state(self.link)
+            lines.append((state, None if state.startswith("hub connected") else MISTAKE))
         seats = snap.seats
         if deal is not None:
-            lines.append(f"dealer {self._label(deal['dealer'])}  price {deal['price']}  trick {tricks + 1}/10")
-            on_table = "  ".join(f"{z}:{parse_card(c).pretty}" for z, c in deal["current"]) or "-"
-            lines.append(f"on the table: {on_table}")
+            due = deal["expected"]
+            lines.append((f"deal {deal['number']}: dealer {self._label(deal['dealer'])}, price x{deal['price']}, "
+                          f"trick {min(tricks + 1, 10)} of 10", None))
+            lines.append((f"to play: \u25b6 {self._label(due) if due else '-'}", TURN_STYLE))
+            on_table = "  ".join(f"{self._label(z)} {parse_card(c).pretty}" for z, c in deal["current"]) or "-"
+            lines.append((f"on the table: {on_table}", None))
             last = snap.last_trick
             if last is not None:
-                cards = "  ".join(f"{z}:{parse_card(c).pretty}" for z, c in last["cards"].items())
-                lines.append(f"last trick:   {cards}  -> {last['winner'] or 'nobody'}")
+                cards = "  ".join(f"{self._label(z)} {parse_card(c).pretty}" for z, c in last["cards"].items())
+                winner = self._label(last["winner"]) if last["winner"] else "nobody"
+                lines.append((f"last trick:   {cards}  -> {winner}", None))
             else:
-                lines.append("last trick:   -")
+                lines.append(("last trick:   -", None))
             taken = deal["taken"]
-            lines.append("tricks:       " + "  ".join(
-                f"{_MARK.get(snap.leds.get(s, ''), ' ')}{self._label(s)} {taken[s]}" for s in seats))
+            lines.append(("tricks taken: " + "  ".join(
+                f"{_MARK.get(snap.leds.get(s, ''), ' ')}{self._label(s)} {taken[s]}" for s in seats), None))
         else:
-            lines += ["between deals" + (": clear the table" if snap.leftover else ""), "", "", ""]
+            lines += [("between deals" + (": clear the table" if snap.leftover else ""), None),
+                      ("to play: -", None), ("", None), ("", None), ("", None)]
         p = snap.pulka
-        lines.append("pulka:        " + "  ".join(
-            f"{self._label(s)} P{float(p[s]['pulya']):g}/G{float(p[s]['gora']):g}" for s in seats))
+        lines.append(("pulya (points): " + "  ".join(f"{self._label(s)} {float(p[s]['pulya']):g}" for s in seats),
+                      None))
+        lines.append(("gora (penalty): " + "  ".join(f"{self._label(s)} {float(p[s]['gora']):g}" for s in seats),
+                      None))
         if snap.alerts:
-            a = snap.alerts[-1]
-            self.last_mistake = f"{a['type'].replace('_', ' ')} at {a.get('zone')}"
-        lines.append(f"last mistake: {self.last_mistake or '-'}")
+            more = f" (+{len(snap.alerts) - 1} more)" if len(snap.alerts) > 1 else ""
+            lines.append((f"! mistake: {mistake_text(snap.alerts[-1], self._label)}{more}"
+                          f" - {self.confirm_hint}", MISTAKE))
+        else:
+            lines.append(("no mistake waiting", None))
+        lines.append((LEGEND, DIM))
         return lines
 
     def receive(self, item) -> None:
-        snap = item.snapshot
+        snap = self._snap = item.snapshot
         if self.tty:
-            lines = self.panel(snap)
-            out = []
-            if self._height:
-                out.append(f"\x1b[{self._height}F")
-            out += [f"\x1b[2K{line}\n" for line in lines]
-            self.stream.write("".join(out))
-            self.stream.flush()
-            self._height = len(lines)
+            self.screen.draw(self.panel(snap))
         elif len(snap.deals) > self._reported:
             for d in snap.deals[self._reported:]:
-                taken = " ".join(f"{s}:{n}" for s, n in d["taken"].items())
-                note = (" revoke " + d["revoke"]) if d["revoke"] else ""
+                taken = " ".join(f"{self._label(s)}:{n}" for s, n in d["taken"].items())
+                note = (" revoke by " + self._label(d["revoke"])) if d["revoke"] else ""
                 note += "" if d["complete"] else " (abandoned)"
-                self.stream.write(f"deal {d['number']}/{self.deals}: dealer {d['dealer']} price {d['price']} "
-                                  f"tricks {taken}{note}\n")
+                self.stream.write(f"deal {d['number']}/{self.deals}: dealer {self._label(d['dealer'])} "
+                                  f"price {d['price']} tricks {taken}{note}\n")
             self._reported = len(snap.deals)
             self.stream.flush()
 
     def tick(self, now: float) -> None:
-        pass
+        if self.tty and self.link is not None and self._snap is not None \
+                and link_state(self.link) != self._link_state:
+            self.screen.draw(self.panel(self._snap))
 
     def close(self) -> None:
-        pass
+        self.screen.release_logging()
 
 
 # Real readers need time: the hub reports a tag after two 20 ms polls, and tags laid within one
-# poll cycle on different readers come out in reader order.  Players are never that fast; the
-# simulated ones keep at least MIN_GAP_S (real time) between moves and gather the cards for longer
-# than the hub's absent_ms, whatever --speed asks for.
+# poll cycle on different readers come out in reader order.  The simulated players keep the pace of
+# real ones (the [sim] backend's: a card every ~0.5 s, never faster than MIN_HUMAN_GAP_S), and
+# --speed divides every time by the same factor up to MAX_SPEED, where the quickest move is still
+# MIN_GAP_S of real time apart: so --speed 2 is twice as fast, really.  Gathering the cards takes
+# longer than the hub's absent_ms at any allowed speed.
 MIN_GAP_S = 0.08
+MIN_HUMAN_GAP_S = 0.4
+MAX_SPEED = MIN_HUMAN_GAP_S / MIN_GAP_S
+DEFAULT_SPEED = 3.0
+
+
+def demo_speed(text: str) -> float:
+    """``--speed``: a finite number above 0 and at most :data:`MAX_SPEED`."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not (math.isfinite(value) and 0 < value <= MAX_SPEED):
+        raise argparse.ArgumentTypeError(
+            f"must be above 0 and at most {MAX_SPEED:g} (real readers need {MIN_GAP_S * 1000:.0f} ms "
+            f"between cards), got {text}")
+    return value
+
+
+def web_port(text: str) -> int:
+    """``--web PORT``: 0 (any free port) to 65535."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be 0-65535, got {value}")
+    return value
+
+
+def deal_count(text: str) -> int:
+    """``--deals``: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def demo_simulator(game: GameConfig, seed: int, deck, speed: float) -> TableSimulator:
-    """The simulated players of the demo (sim times are divided by ``speed`` when played)."""
-    return TableSimulator(game, seed=seed, deck=deck, noise=Noise.demo(), step_s=0.2,
-                          gather_s=max(1.0, 0.6 * speed), min_gap_s=MIN_GAP_S * speed)
+    """The simulated players of the demo (sim times are divided by ``speed`` when played).
+
+    Above :data:`MAX_SPEED` (only callers other than the CLI ask for that) the
+    moves are held :data:`MIN_GAP_S` of real time apart, as the readers need.
+    """
+    return TableSimulator(game, seed=seed, deck=deck, noise=Noise.demo(), step_s=0.5,
+                          gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed))
 
 
 def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameConfig,
-             stream: TextIO, timeout: float | None = None, web_port: int | None = None) -> dict:
+             stream: TextIO, timeout: float | None = None, keyboard: TextIO | None = None,
+             web_port: int | None = None) -> dict:
     """Play ``deals`` simulated deals through the emulated hub; return paths and the summary.
 
     With ``web_port`` the live table page is served on 127.0.0.1 at that port while it plays.
+
+    ``keyboard``: a terminal whose Enter key is the table's ``confirm`` button
+    (the demo's hub has no buttons).  Ctrl-C raises KeyboardInterrupt holding
+    the session folder.
     """
     from firmware_bridge.emulator import HubEmulator
 
@@ -163,7 +249,8 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     service = TableService(settings, deck, log_dir)
     session = service.open_session(new=True)
     source = HubSource(game, settings.section("hub"), service.clock)
-    view = LiveView(deals, stream, game.table.names)
+    hint = "fix it, then press Enter to confirm" if keyboard is not None else "fix it, then press confirm"
+    view = LiveView(deals, stream, game.table.names, link=source.link, confirm_hint=hint)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
     if web_port is not None:
         from .web import WebConfig, for_service
@@ -171,6 +258,8 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
         service.outputs.append(web)
         stream.write(f"the live table page: {web.server.url}  (PIN {web.server.gate.pin})\n")
         stream.flush()
+    if keyboard is not None:
+        EnterConfirms(keyboard, lambda: service.sink(button(service.clock(), "confirm"))).start()
     script_done = threading.Event()
     failure: list[str] = []
 
@@ -202,6 +291,8 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     player.start()
     try:
         service.run(source, until=finished)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(str(session.folder)) from None
     finally:
         emulator.close()
     if failure:
@@ -220,25 +311,39 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     return {"summary": summary, "paths": paths, "session": session.folder}
 
 
+def preftable_command() -> str:
+    """How to call preftable from here, as a user would type it (``.venv/bin/preftable`` in a clone)."""
+    script = Path(sys.executable).parent / "preftable"
+    found = shutil.which("preftable")
+    if found and script.exists() and Path(found).resolve() == script.resolve():
+        return "preftable"
+    if script.exists():
+        try:
+            return str(script.absolute().relative_to(Path.cwd()))
+        except ValueError:
+            return str(script)
+    return f"{shlex.quote(sys.executable)} -m controller"
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     game = load_game_config(args.config) if args.config else GameConfig(Table(players=args.players))
-    if args.deals < 1:
-        raise SystemExit("preftable: error: --deals must be at least 1")
-    if not 0 < args.speed <= 100:
-        raise SystemExit("preftable: error: --speed must be above 0 and at most 100")
-    if getattr(args, "web", None) is not None and not 0 <= args.web < 65536:
-        raise SystemExit("preftable: error: --web PORT must be 0-65535")
     out = sys.stdout
+    keyboard = sys.stdin if sys.stdin is not None and sys.stdin.isatty() and out.isatty() else None
     started = time.monotonic()
-    result = run_demo(deals=args.deals, speed=args.speed, seed=args.seed, log_dir=Path(args.log_dir),
-                      game=game, stream=out, web_port=getattr(args, "web", None))
+    try:
+        result = run_demo(deals=args.deals, speed=args.speed, seed=args.seed, log_dir=Path(args.log_dir),
+                          game=game, stream=out, keyboard=keyboard, web_port=getattr(args, "web", None))
+    except KeyboardInterrupt as exc:
+        where = f"; the game log so far is in {exc.args[0]}" if exc.args else ""
+        sys.stderr.write(f"preftable: demo interrupted (Ctrl-C){where}\n")
+        return 130
     out.write("\n" + summary_text(result["summary"], game.table.names))
-    out.write(f"\nplayed {args.deals} deals in {time.monotonic() - started:.1f} s; files written:\n")
+    out.write(f"\nplayed {plural(args.deals, 'deal')} in {time.monotonic() - started:.1f} s; files written:\n")
     for kind, path in result["paths"].items():
         out.write(f"  {kind:<8} {path}\n")
-    out.write(f"replay it with: preftable replay {result['paths']['events']} "
-              f"--config {result['paths']['config']} --deck {result['paths']['deck']}\n")
+    paths = result["paths"]
+    out.write(f"replay it with: {preftable_command()} replay {shlex.quote(str(paths['events']))}\n")
     return 0
 
 
-__all__ = ["run_demo", "cmd_demo", "LiveView"]
+__all__ = ["run_demo", "cmd_demo", "LiveView", "demo_speed", "deal_count", "MAX_SPEED", "DEFAULT_SPEED"]

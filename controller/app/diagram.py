@@ -6,7 +6,10 @@ import logging
 import sys
 from pathlib import Path
 
+from ..core.errors import ConfigError
 from ..core.tracker import STATES, TRANSITIONS
+
+PICTURES = (".png", ".svg", ".pdf")
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +35,16 @@ def graphviz_available() -> bool:
 
 
 def write_diagram(output: Path | None) -> Path | None:
-    """Write the diagram to ``output`` (standard output when None); return the path written."""
-    if output is not None and output.suffix in (".png", ".svg", ".pdf") and graphviz_available():
+    """Write the diagram to ``output`` (standard output when None); return the path written.
+
+    A picture (.png, .svg, .pdf) needs graphviz: without it this raises
+    :class:`ConfigError` rather than write something else than was asked.
+    """
+    if output is not None and output.suffix in PICTURES and not graphviz_available():
+        raise ConfigError(f"{output}: a {output.suffix} picture needs graphviz (Debian: apt install graphviz; "
+                          f"pip install graphviz); -o {output.with_suffix('.mmd')} writes Mermaid text",
+                          "output")
+    if output is not None and output.suffix in PICTURES:
         from transitions.extensions import GraphMachine
 
         class _Model:
@@ -48,8 +59,5 @@ def write_diagram(output: Path | None) -> Path | None:
     if output is None:
         sys.stdout.write(text)
         return None
-    if output.suffix in (".png", ".svg", ".pdf"):
-        output = output.with_suffix(".mmd")
-        log.warning("graphviz is not installed: writing a Mermaid diagram to %s instead", output)
     output.write_text(text, encoding="utf-8")
     return output

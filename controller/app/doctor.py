@@ -288,7 +288,10 @@ class Doctor:
                          "log out and in again (or reboot)")
                 continue
             if host.uid == 0:
-                self.add(OK, f"user {host.user} is not in group {group}, but root can use {paths}")
+                # only the devices that exist: one that does not has had its FAIL already
+                present = ", ".join(path for path, usable in devices if usable is not None)
+                if present:
+                    self.add(OK, f"user {host.user} is not in group {group}, but root can use {present}")
                 continue
             fix = ("sudo groupadd " + group + "; " if members is None else "") + \
                 f"sudo usermod -aG {group} {host.user}, then log in again"
@@ -359,11 +362,12 @@ def live_check(settings, out, *, backend=None, factory=None, step_s: float = 30.
 
     from .backends.gpio import pin_factory
 
+    spi, gpio = settings.section("spi"), settings.section("gpio")
     factory = factory if factory is not None else pin_factory(settings)
     spi, gpio = settings.section("spi"), settings.section("gpio")
     backend = backend if backend is not None else default_backend(factory)
     pins = factory if factory is not None else backend.pins()
-    readers, owned = [], []
+    readers, owned, check = [], [], None
     try:
         if settings.backend == "spi":
             wiring = [(r.bus, r.device, r.reset_pin) for r in spi.readers]

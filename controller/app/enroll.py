@@ -18,6 +18,7 @@ import argparse
 import logging
 import queue
 import random
+import shlex
 import signal
 import sys
 import textwrap
@@ -45,6 +46,8 @@ WAIT_LIFT = "wait_lift"   # another tag was placed before the last one was lifte
 LIFTED = "lifted"         # the last enrolled tag was lifted: the next card is asked for
 IGNORED = "ignored"       # a tag on another zone than --zone
 DONE = "done"             # the deck is complete
+BLOCKED = "blocked"       # tags lay on readers when the enrolment started: they must be lifted first
+READY_WAIT_S = 5.0        # how long the enrolment waits for the hub's picture before it starts anyway
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,16 @@ class Enrolment:
         self.lifting: tuple[str, Card] | None = None   # (uid, card) enrolled, not yet lifted
         self.last: Message | None = None
         self.alert_zone: str | None = None
+        self.blocked: set[str] = set()          # zones that must be cleared before the first card
+
+    def clear_first(self, zones: Iterable[str]) -> list[Message]:
+        """Tags lie on these zones at the start: nothing is enrolled until they are lifted."""
+        self.blocked = set(zones)
+        return self._say(self._blocked_message()) if self.blocked else []
+
+    def _blocked_message(self) -> Message:
+        zones = sorted(self.blocked)
+        return Message(BLOCKED, f"a tag lies on {', '.join(zones)}: take it off first", None, None, zones[0])
 
     # --- state ------------------------------------------------------------------------
 
@@ -105,6 +118,14 @@ class Enrolment:
         if event.uid is None or event.event not in (PLACED, REMOVED) or self.done:
             return []
         uid = event.uid.upper()
+        if self.blocked:
+            if event.event == REMOVED:
+                self.blocked.discard(event.zone)
+            else:
+                self.blocked.add(event.zone)
+            if self.blocked:
+                return self._say(self._blocked_message())
+            return self._say(Message(LIFTED, f"readers clear, place {self.next_card}", None, uid, event.zone))
         if event.event == REMOVED:
             if self.lifting is not None and self.lifting[0] == uid:
                 card = self.lifting[1]
@@ -146,6 +167,8 @@ class Enrolment:
         """Row 0 the request, row 1 the progress, rows 2-3 the last message."""
         if self.done:
             head = "deck complete"
+        elif self.blocked:
+            head = "clear " + " ".join(sorted(self.blocked))
         elif self.lifting is not None:
             head = f"lift {self.lifting[1].pretty}"
         else:
@@ -159,6 +182,8 @@ class Enrolment:
             leds[self.zone] = TURN
         if self.alert_zone is not None:
             leds[self.alert_zone] = ERROR
+        for zone in self.blocked:
+            leds[zone] = ERROR
         return Indications(leds=leds, lines=tuple(lines), beep_ms=beep_ms)
 
 
@@ -262,6 +287,13 @@ class EnrolRun:
         enrolment = self.enrolment
         self.source.start(self.queue.put)
         try:
+            link = getattr(self.source, "link", None)
+            if link is not None and link.wait_ready(READY_WAIT_S):
+                # what lies on the readers now would be enrolled at once: it must be lifted first
+                lying = [zone for zone, uid in zip(link.zones, link.picture()) if zone and uid]
+                for m in enrolment.clear_first(lying):
+                    if self.on_message is not None:
+                        self.on_message(m)
             self._show(enrolment.indications())
             while not enrolment.done and not self.stop_event.is_set():
                 try:
@@ -312,7 +344,12 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
     path = Path(args.deck)
     deck = load_partial(path)
     enrolment = Enrolment(deck, zone)
-    resume = f"run `preftable enroll --deck {path}` again to continue"
+    again = ["preftable", "enroll", "--deck", str(path)]
+    if args.config:
+        again += ["--config", args.config]
+    if zone:
+        again += ["--zone", zone]
+    resume = f"run `{shlex.join(again)}` again to continue"
     if enrolment.done:
         load_deck(path)
         out.write(f"{path}: deck already complete ({len(DECK)} cards); nothing to enrol\n")
@@ -369,7 +406,7 @@ def add_enroll(sub) -> None:
     p = sub.add_parser("enroll", help="enrol a new deck of tagged cards, card by card (resumable)")
     p.add_argument("--deck", required=True, help="deck file (TOML) to write; an existing partial one is resumed")
     p.add_argument("--config", help="config file (TOML); a simulated table when omitted")
-    p.add_argument("--zone", help="take tags only from this zone (seat1, …, prikup); default: any")
+    p.add_argument("--zone", help="take tags only from this zone (seat1, ..., prikup); default: any")
     p.set_defaults(func=cmd_enroll)
 
 

@@ -5,6 +5,11 @@ from __future__ import annotations
 from typing import Mapping
 
 
+def plural(n: int, word: str) -> str:
+    """``1 deal``, ``2 deals``."""
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
 def _fmt(value: float | int) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 

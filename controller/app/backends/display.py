@@ -29,10 +29,10 @@ class DisplayConfig:
 
 
 def _terminal(config: DisplayConfig, ctx) -> list:
-    from hw.display import TerminalDisplay
+    from ..screen import TerminalBoard       # the board, the hub link's state, log lines above it
 
-    from ..outputs import DisplayOutput
-    return [DisplayOutput(TerminalDisplay(ctx.stream or sys.stdout))]
+    port = ctx.settings.section("hub").port if ctx.link is not None else None
+    return [TerminalBoard(ctx.stream or sys.stdout, link=ctx.link, port=port, names=ctx.settings.game.table.names)]
 
 
 def _serial(config: DisplayConfig, ctx) -> list:

@@ -1,0 +1,190 @@
+"""The terminal views as a user sees them: drawn in a real terminal (tmux) at 60, 80 and 120 columns.
+
+Each test runs the command in a detached tmux pane of a given width and reads
+the screen back with ``capture-pane`` (the whole scrollback), waiting for
+what the screen shows, never for a time.  Then the screen is compared line by
+line: no line of the live panel appears twice (an in-place redraw that went
+wrong leaves copies), no line is wider than the terminal, the legend and the
+link state are there, colour only when wanted.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PREFTABLE = [sys.executable, "-m", "controller"]
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (Debian: tmux)")
+
+#: a bound on how long a whole command may take on a loaded machine; the tests wait for screen content
+LIVENESS_S = 180
+
+
+class Pane:
+    """One detached tmux session on its own server socket, running ``command``."""
+
+    def __init__(self, command: str, width: int, height: int = 50, env: dict | None = None):
+        self.server = f"preftable-test-{uuid.uuid4().hex[:8]}"
+        self.width = width
+        environment = {"TERM": "xterm-256color", **(env or {})}
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in environment.items())
+        unset = "" if "NO_COLOR" in environment else "unset NO_COLOR; "
+        # "[start]": a first line before the command (tmux mishandles cursor-up over a detached
+        # pane's very first rows); the shell stays after the command so the screen can be read,
+        # "[exit N]" marking the end
+        # (the shell traps Ctrl-C so that only the command stops)
+        script = (f"trap : INT; {unset}export {exports}; cd {shlex.quote(str(ROOT))}; echo '[start]'; {command}; "
+                  "echo \"[exit $?]\"; exec sleep 600")
+        self._tmux("new-session", "-d", "-x", str(width), "-y", str(height), "sh", "-c", script)
+        self._tmux("set-option", "-g", "history-limit", "10000")
+
+    def _tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.server, *args], check=True, capture_output=True,
+                              text=True, timeout=30).stdout
+
+    def screen(self, escapes: bool = False) -> list[str]:
+        """The whole pane, scrollback included, one string per terminal row (trailing blanks dropped)."""
+        args = ["capture-pane", "-p", "-S", "-", "-t", "0"] + (["-e"] if escapes else [])
+        lines = self._tmux(*args).split("\n")
+        while lines and not lines[-1].strip():
+            lines.pop()
+        return lines
+
+    def wait_for(self, text: str) -> list[str]:
+        deadline = time.monotonic() + LIVENESS_S
+        while True:
+            lines = self.screen()
+            if any(text in line for line in lines):
+                return lines
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never appeared on the screen:\n" + "\n".join(lines))
+            time.sleep(0.1)
+
+    def send(self, *keys: str) -> None:
+        self._tmux("send-keys", "-t", "0", *keys)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.server, "kill-server"], capture_output=True, timeout=30)
+
+
+@pytest.fixture
+def pane():
+    panes: list[Pane] = []
+
+    def make(command: str, width: int, **kw) -> Pane:
+        p = Pane(command, width, **kw)
+        panes.append(p)
+        return p
+
+    yield make
+    for p in panes:
+        p.close()
+
+
+#: the live panel's rows, by how each begins (each must be on the screen exactly once)
+PANEL = ("demo deal ", "hub connected", "to play:", "on the table:", "last trick:", "tricks taken:",
+         "pulya (points):", "gora (penalty):", "\u25b6 to play")
+
+
+def panel_copies(lines: list[str]) -> dict[str, int]:
+    return {head: sum(1 for line in lines if line.startswith(head)) for head in PANEL}
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_demo_live_view_fits_and_never_duplicates(pane, tmp_path, width):
+    cmd = shlex.join(PREFTABLE + ["demo", "--deals", "1", "--speed", "5", "--seed", "3",
+                                  "--log-dir", str(tmp_path)])
+    p = pane(cmd, width)
+    during = p.wait_for("tricks taken:")            # the panel is up: one look while it is live
+    final = p.wait_for("[exit ")
+    for lines in (during, final):
+        assert all(len(line) <= width for line in lines), [l for l in lines if len(l) > width]
+    during_panel = [line for line in during if line.startswith(PANEL)]
+    assert len(during_panel) == len(set(during_panel))
+    counts = panel_copies(final)
+    # "on the table:"/"last trick:" are not drawn between deals; every row that is there is there once
+    assert counts["demo deal "] == 1 and counts["hub connected"] == 1, final
+    assert all(n <= 1 for n in counts.values()), counts
+    assert counts["\u25b6 to play"] == 1                         # the legend
+    assert "[exit 0]" in final
+    assert any(line.startswith("replay it with: ") for line in final)
+    if width >= 80:                                             # nothing needed cutting
+        assert not any("\u2026" in line for line in final if line.startswith(PANEL))
+
+
+def test_colour_on_a_terminal_and_none_with_no_color(pane, tmp_path):
+    cmd = shlex.join(PREFTABLE + ["demo", "--deals", "1", "--speed", "5", "--seed", "4",
+                                  "--log-dir", str(tmp_path)])
+    coloured = pane(cmd, 100)
+    plain = pane(cmd.replace(str(tmp_path), str(tmp_path / "plain")), 100, env={"NO_COLOR": "1"})
+    coloured.wait_for("[exit ")
+    plain.wait_for("[exit ")
+    legend = [l for l in coloured.screen(escapes=True) if "\u25b6 to play" in l]
+    assert legend and "\x1b[" in legend[0]                    # the legend is dimmed
+    for line in plain.screen(escapes=True):
+        if line.startswith(PANEL):
+            assert "\x1b[" not in line, repr(line)
+
+
+def test_log_lines_go_above_the_block(pane, tmp_path):
+    """A WARNING while a block is drawn lands above it; the block stays whole, once."""
+    script = tmp_path / "draw.py"
+    script.write_text(
+        "import logging, sys\n"
+        "from controller.app.screen import Screen\n"
+        "logging.basicConfig(level=logging.WARNING, format='%(levelname)s %(message)s')\n"
+        "s = Screen(sys.stdout)\n"
+        "s.capture_logging()\n"
+        "for i in range(5):\n"
+        "    s.draw([f'block row one {i}', 'block row two'])\n"
+        "    logging.warning('warning number %d', i)\n"
+        "s.draw(['block row one done', 'block row two'])\n"
+        "s.release_logging()\n"
+        "print('ALL DONE')\n")
+    p = pane(shlex.join([sys.executable, str(script)]), 60)
+    lines = p.wait_for("ALL DONE")
+    warnings = [i for i, line in enumerate(lines) if line.startswith("WARNING warning number")]
+    assert len(warnings) == 5
+    rows = [i for i, line in enumerate(lines) if line.startswith("block row")]
+    assert [lines[i] for i in rows] == ["block row one done", "block row two"]
+    assert max(warnings) < min(rows)                        # every warning above the block
+
+
+def test_run_board_shows_waiting_for_the_hub_then_connected(pane, tmp_path):
+    """`run --wait` with no hub yet says so under the board; once a hub answers, it says who."""
+    short = Path(tempfile.mkdtemp(prefix="pt", dir="/tmp"))    # a path that fits 60 columns
+    link = short / "hub"                                      # does not exist yet
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[readers]\nbackend = "hub"\n[hub]\nport = "{link}"\n[display]\nkind = "terminal"\n'
+                   f'[log]\ndir = "{tmp_path / "logs"}"\n')
+    p = pane(shlex.join(PREFTABLE + ["run", "--config", str(cfg), "--wait"]), 60)
+    lines = p.wait_for(f"waiting for hub on {link}")
+    assert all(len(line) <= 60 for line in lines)
+    emulator = subprocess.Popen(PREFTABLE + ["hub-emulator", "--readers", "4"], cwd=ROOT, text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        pty = emulator.stdout.readline().strip()
+        os.symlink(pty, link)
+        lines = p.wait_for("hub connected (firmware")
+        assert sum("hub connected" in line for line in lines) == 1
+        assert sum(line.startswith("\u250c") for line in lines) == 1     # one board, redrawn in place
+        p.send("C-c")
+        lines = p.wait_for("[exit ")
+        assert "[exit 0]" in lines[-1] or any("[exit 0]" in line for line in lines)
+        assert any("stopped (Ctrl-C)" in line for line in lines)
+    finally:
+        emulator.stdin.close()
+        emulator.terminate()
+        emulator.wait(30)
+        shutil.rmtree(short)
