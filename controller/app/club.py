@@ -252,6 +252,7 @@ class Club:
         self.bad: Counter = Counter()
         self.lock = threading.Lock()          # the board's view against the drawing thread
         self.connected = threading.Event()
+        self.subscribed = threading.Event()     # the broker has taken the subscriptions (SUBACK)
         self._stopping = False
         self._stop_sync = threading.Event()
         self._syncer = threading.Thread(target=self._sync_loop, name="club mirror sync", daemon=True)
@@ -260,6 +261,7 @@ class Club:
         self.client.on_connect = self._on_connect
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
+        self.client.on_subscribe = self._on_subscribe
 
     # --- connection
     def start(self) -> None:
@@ -305,8 +307,16 @@ class Club:
         client.subscribe([(f"{self.prefix}/+/{kind}", 1) for kind in KINDS])
         self.connected.set()
 
+    def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
+        refused = [str(r) for r in reason_codes if r.is_failure]
+        if refused:
+            log.error("broker %s refused the board's subscriptions: %s", self.broker.url, ", ".join(refused))
+        else:
+            self.subscribed.set()
+
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
         self.connected.clear()
+        self.subscribed.clear()
         if not self._stopping:
             log.warning("lost the broker %s (%s); reconnecting", self.broker.url, reason_code)
 
@@ -314,7 +324,7 @@ class Club:
         ack = True
         try:
             with self.lock:
-                self.handle(msg.topic, msg.payload, msg.retain)
+                self.handle(msg.topic, msg.payload)
         except BadMessage as exc:
             self._count_bad(exc.reason, msg.topic, str(exc))
         except OSError as exc:
@@ -336,7 +346,7 @@ class Club:
             log.warning("bad message #%d on %r: %s", n, topic, detail)
 
     # --- messages
-    def handle(self, topic: str, payload: bytes, retained: bool = False) -> None:
+    def handle(self, topic: str, payload: bytes) -> None:
         """One message (the caller holds the lock).  Raises :class:`BadMessage`."""
         table, kind = self._parse_topic(topic)
         if kind == "status":
@@ -482,11 +492,14 @@ def cmd_club(args: argparse.Namespace) -> int:
     tty = sys.stdout.isatty()
     shown = None
     try:
-        while not stop.wait(REDRAW_S):       # at most one redraw a second, only when it changed
+        while True:                          # at most one redraw a second, only when it changed
             text = club.text()
             if text != shown:
                 shown = text
                 _show(text, tty)
+            if stop.is_set():
+                break                        # the board as it was at the end, drawn once more
+            stop.wait(REDRAW_S)
     finally:
         club.stop()
     return 0

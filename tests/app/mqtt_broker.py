@@ -91,6 +91,7 @@ class Broker:
             # a club that is away must find every line queued for it (the default keeps 1000)
             "max_queued_messages 1000000",
             "max_inflight_messages 0",
+            "set_tcp_nodelay true",
             f"log_dest file {self.log_path}",
             "log_type error",
             "log_type warning",
@@ -285,7 +286,7 @@ def club_factory(tmp_path):
 
         club = Club(url, tmp_path / "club", **kw)
         club.start()
-        wait_until(club.connected.is_set, 20, "the club board to connect")
+        wait_until(club.subscribed.is_set, 20, "the club board to subscribe")
         clubs.append(club)
         return club
     yield make

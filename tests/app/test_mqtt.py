@@ -10,6 +10,7 @@ it waited for.
 import json
 import os
 import pwd
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from controller.app.club import Club, Mirror, board_text
-from controller.app.mqtt import MARK_FILE, MqttConfig, make_client, parse_broker_url
+from controller.app.mqtt import MARK_FILE, MqttConfig, Outbox, make_client, parse_broker_url
 from controller.core.errors import ConfigError
 from controller.store.replay import replay_file
 from controller.core.config import load_game_config
 
-from mqtt_broker import (ROOT, Broker, SimTable, broker, club_factory, describe,  # noqa: F401
+from mqtt_broker import (ROOT, Broker, SimTable, broker, club_factory, describe, free_port,  # noqa: F401
                          mirror_complete, mirror_of, mosquitto_missing, replay_summary, wait_until)
 
 WAIT_S = 60
@@ -38,9 +39,9 @@ class RawClient:
         self.client.connect(parse_broker_url(url).host, parse_broker_url(url).port)
         self.client.loop_start()
 
-    def publish(self, topic: str, payload, qos: int = 1):
+    def publish(self, topic: str, payload, qos: int = 1, retain: bool = False):
         """Publish and wait for the broker's answer; returns its reason code."""
-        info = self.client.publish(topic, payload, qos=qos)
+        info = self.client.publish(topic, payload, qos=qos, retain=retain)
         wait_until(lambda: info.mid in self.acks, 20, f"the broker's PUBACK for {topic}")
         return self.acks[info.mid]
 
@@ -81,6 +82,34 @@ def test_mqtt_section_errors_name_the_key(section, key):
     with pytest.raises(ConfigError) as info:
         MqttConfig.parse(section)
     assert info.value.key == key and str(info.value).startswith(key)
+
+
+# --- the outbox on its own ------------------------------------------------------------------------
+
+def test_the_outbox_resumes_after_the_contiguous_acknowledged_mark(tmp_path, caplog):
+    folder = tmp_path / "2026-12-01T08-00-00Z"
+    folder.mkdir()
+    lines = [json.dumps({"t": float(i)}) for i in range(1, 6)]
+    (folder / "events.jsonl").write_text("\n".join(lines) + "\n" + '{"t": 6.0, "zo')   # a line being written
+    box = Outbox(folder)
+    assert box.take(3) == [(1, lines[0]), (2, lines[1]), (3, lines[2])]
+    box.answer(2, True)
+    assert box.acked == 0                               # line 1 not acknowledged yet
+    box.answer(1, True)
+    box.answer(3, False)                                # refused by the broker
+    assert box.acked == 2 and box.refused == {3}
+    box.save()
+    assert json.loads((folder / MARK_FILE).read_text()) == {"line": 2}
+    assert box.take(10) == [(4, lines[3]), (5, lines[4])]            # never the torn line
+    box.close()
+    again = Outbox(folder)                               # a restart (SIGKILL included) resumes after line 2
+    assert again.acked == 2 and again.take(10) == [(3, lines[2]), (4, lines[3]), (5, lines[4])]
+    again.close()
+    (folder / MARK_FILE).write_text("garbage")
+    assert Outbox(folder).acked == 0 and "unreadable" in caplog.text
+    (folder / MARK_FILE).write_text('{"line": 40}')       # the log lost lines in a power cut
+    behind = Outbox(folder)
+    assert behind.acked == 5 and behind.take(10) == [] and "publishing from line 6" in caplog.text
 
 
 # --- the mirror on its own -----------------------------------------------------------------------
@@ -215,7 +244,7 @@ def test_the_acl_refuses_a_table_publishing_under_another_id(tmp_path):
     raw = None
     honest = impostor = None
     try:
-        wait_until(club.connected.is_set, 20, "the board to connect with its password")
+        wait_until(club.subscribed.is_set, 20, "the board to subscribe with its password")
         raw = RawClient(broker.url, "t1-raw", username="t1", password="pw-t1")
         assert not raw.publish("preftable/t1/status", "online").is_failure
         refused = raw.publish("preftable/t2/log", json.dumps({"table": "t2", "session": "2026-12-01T08-00-00Z",
@@ -324,7 +353,7 @@ def test_the_shipped_broker_config_and_acl_over_tls(tmp_path):
     club.start()
     table = None
     try:
-        wait_until(club.connected.is_set, 30, lambda: f"the board to connect over TLS\n{broker.log_text()}")
+        wait_until(club.subscribed.is_set, 30, lambda: f"the board to subscribe over TLS\n{broker.log_text()}")
         table = SimTable(tmp_path / "logs", broker.url, "t1", seed=4, speed=300, deals=1,
                          mqtt={"username": "t1", "password": "pw-t1", "ca_file": str(ca)})
         table.start()
@@ -338,3 +367,65 @@ def test_the_shipped_broker_config_and_acl_over_tls(tmp_path):
             table.stop()
         club.stop()
         broker.stop()
+
+
+# --- the command line ------------------------------------------------------------------------------------
+
+def preftable(*args, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, **kw)
+
+
+def test_preftable_club_as_a_process_mirrors_and_stops_cleanly(tmp_path, broker):
+    club_dir = tmp_path / "club"
+    board = subprocess.Popen([sys.executable, "-m", "controller", "club", "--broker", broker.url, "--dir",
+                              str(club_dir)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    table = None
+    try:
+        # the board has subscribed once it copies a retained session message published before
+        raw = RawClient(broker.url, "announcer")
+        try:
+            raw.publish("preftable/t0/session", json.dumps({"table": "t0", "session": "2026-12-01T08-00-00Z",
+                                                            "config": "", "deck": None}), retain=True)
+        finally:
+            raw.close()
+        wait_until(lambda: (club_dir / "t0" / "2026-12-01T08-00-00Z" / "config.toml").exists(), WAIT_S,
+                   "the board to subscribe")
+        table = SimTable(tmp_path / "logs", broker.url, "t7", seed=5, speed=300, deals=1).start()
+        wait_until(lambda: table.finished, WAIT_S, "the table to play its deal")
+        mirror = mirror_of(club_dir, "t7", table.session.folder)
+        wait_until(lambda: mirror_complete(mirror, table.session.folder), WAIT_S,
+                   describe(mirror, table.session.folder))
+    finally:
+        if table is not None:
+            table.stop()
+        board.send_signal(signal.SIGTERM)
+        out, err = board.communicate(timeout=30)
+    assert board.returncode == 0, err
+    assert "t7" in out and "table" in out and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args, key", [
+    (["--broker", "http://127.0.0.1:1"], "--broker"),
+    (["--broker", "mqtt://127.0.0.1:1", "--prefix", "a/#"], "--prefix"),
+    (["--broker", "mqtt://127.0.0.1:1", "--password-file", "pw"], "--username"),
+])
+def test_preftable_club_bad_arguments_are_one_line_and_exit_2(tmp_path, args, key):
+    out = preftable("club", "--dir", tmp_path / "club", *args)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and key in out.stderr and "Traceback" not in out.stderr
+
+
+def test_run_with_a_bad_mqtt_section_is_one_line_naming_the_key(tmp_path):
+    cfg = tmp_path / "table.toml"
+    cfg.write_text('[mqtt]\nbroker = "mqtt://127.0.0.1:1"\ntable_id = "a/b"\n')
+    out = preftable("run", "--config", cfg, "--log-dir", tmp_path / "logs")
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "mqtt.table_id" in out.stderr
+
+
+def test_doctor_reports_an_unreachable_broker(tmp_path):
+    cfg = tmp_path / "table.toml"
+    cfg.write_text(f'[mqtt]\nbroker = "mqtt://127.0.0.1:{free_port()}"\ntable_id = "t1"\n')
+    out = preftable("doctor", "--config", cfg)
+    assert "MQTT broker 127.0.0.1" in out.stdout and "unreachable" in out.stdout, out.stdout + out.stderr

@@ -69,7 +69,8 @@ def test_broker_restarted_twice_and_table_sigkilled_the_mirror_is_complete_and_e
 
         def mid_deal(after: int) -> bool:
             """Past line ``after`` and inside a deal: the last line is no deal's end."""
-            data = events.read_bytes().splitlines()
+            whole = events.read_bytes()
+            data = whole[:whole.rfind(b"\n") + 1].splitlines()      # whole lines only
             return len(data) > after and json.loads(data[-1]).get("kind") not in ("deal", "abandon")
 
         def plays_on(what: str) -> None:
@@ -99,7 +100,7 @@ def test_broker_restarted_twice_and_table_sigkilled_the_mirror_is_complete_and_e
 
         # 3. the broker killed (SIGKILL: nothing saved since its last start) in the middle of a deal
         mark = lines()
-        wait_until(lambda: club.connected.is_set() and club.tables["t1"].status == "online"
+        wait_until(lambda: club.subscribed.is_set() and club.tables["t1"].status == "online"
                    and mid_deal(mark + 10), WAIT_S, "the board and the table connected, a deal under way")
         broker.kill()
         plays_on("without the broker")
