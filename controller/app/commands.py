@@ -55,6 +55,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         gpio = backends.module(backends.OUTPUTS["gpio"])
         buttons = gpio.buttons(settings.section("gpio"), ctx)
         service = TableService(settings, deck, log_dir, buttons=buttons, on_finished=print_summary)
+        ctx.service = service
         if interrupted:
             return 0
         if args.new:
@@ -63,7 +64,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         ctx.clock, ctx.deck, ctx.skip, ctx.session = service.clock, service.tracker.deck, service.replayed, \
             session.folder.name
         source = backends.reader(settings.backend).source(settings.readers, ctx)
-        ctx.service = service
         service.outputs = backends.build_outputs(ctx)
         if not (buttons is not None and "confirm" in settings.section("gpio").buttons):
             hint = keyboard_confirm(service)

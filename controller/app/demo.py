@@ -48,7 +48,8 @@ _MARK = {TURN: "\u25b6", WINNER: "\u2605", ERROR: "!"}
 LEGEND = "\u25b6 to play  \u2605 took the last trick  ! mistake awaiting confirm"
 _MISTAKE_WORDS = {"out_of_turn": "played out of turn", "same_card": "laid a card already played",
                   "unknown_tag": "laid an unknown tag", "table_not_clear": "laid a card before the table was clear",
-                  "revoke": "revoked (did not follow suit)"}
+                  "revoke": "revoked (did not follow suit)",
+                  "order_guessed": "laid a card whose order the hub link could not know (check it)"}
 
 
 def mistake_text(alert: dict, label: Callable[[str], str]) -> str:
@@ -378,7 +379,9 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     session = service.open_session(new=True)
     if game.rules.bidding:
         service.tracker = demo_tracker(game, deck)      # reads the players' bidding tokens
-    source = HubSource(game, settings.section("hub"), service.clock)
+    source = HubSource(game, settings.section("hub"), service.clock,
+                       on_status=lambda message: service.set_link(
+                           "connected" if source.link.ready else "waiting", link_state(source.link, path)))
     hint = "fix it, then press Enter to confirm" if keyboard is not None else "fix it, then press confirm"
     view = LiveView(deals, stream, game.table.names, link=source.link, confirm_hint=hint)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]

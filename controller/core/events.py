@@ -53,6 +53,7 @@ class TableEvent:
     button: str | None = None
     seat: str | None = None
     call: str | None = None
+    guessed: bool = False       # the hub link could not know this edge's order (PROTOCOL.md)
 
     def to_dict(self) -> dict:
         """The JSON object of FORMATS.md, keys in the documented order."""
@@ -69,6 +70,8 @@ class TableEvent:
             out["uid"] = self.uid
         else:
             out["card"] = str(self.card)
+        if self.guessed:                    # an added field: written only when true
+            out["guessed"] = True
         return out
 
     def to_json(self) -> str:
@@ -178,13 +181,18 @@ def event_from_dict(obj: object, zones: Iterable[str]) -> TableEvent:
     has_uid, has_card = obj.get("uid") is not None, obj.get("card") is not None
     if has_uid == has_card:
         raise EventError("exactly one of the fields 'uid' and 'card' is needed")
+    guessed = obj.get("guessed", False)
+    if guessed is None:
+        guessed = False
+    if not isinstance(guessed, bool):
+        raise EventError(f"field 'guessed' must be true or false, got {guessed!r}")
     if has_uid:
-        return TableEvent(float(t), kind, zone, uid=normalise_uid(obj["uid"]))
+        return TableEvent(float(t), kind, zone, uid=normalise_uid(obj["uid"]), guessed=guessed)
     try:
         card = parse_card(obj["card"])
     except CardError as exc:
         raise EventError(f"field 'card': {exc}") from None
-    return TableEvent(float(t), kind, zone, card=card)
+    return TableEvent(float(t), kind, zone, card=card, guessed=guessed)
 
 
 ErrorSink = Callable[[int, str], None]

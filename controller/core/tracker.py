@@ -76,6 +76,7 @@ SAME_CARD = "same_card"
 UNKNOWN_TAG = "unknown_tag"
 TABLE_NOT_CLEAR = "table_not_clear"
 REVOKE = "revoke"
+ORDER_GUESSED = "order_guessed"     # a card whose order among others the hub link could not know
 INVALID_CONTROL = "invalid_control"
 NOT_IN_PLAY = "not_in_play"
 MAX_ALERTS = 8
@@ -358,7 +359,13 @@ class DealTracker:
                     return self._token(event, token)
                 return self._unknown(event)
         if kind == PLACED:
-            return self._placed(event.t, event.zone, card)
+            signals = self._placed(event.t, event.zone, card)
+            if event.guessed and any(s.kind == "play" for s in signals):
+                # the hub link lost this edge and could not tell its order (PROTOCOL.md): the
+                # table shows it and waits for `confirm` (or an `undo`) rather than guess silently
+                signals += self._signal_mistake(event.t, {"type": ORDER_GUESSED, "zone": event.zone,
+                                                          "card": str(card)})
+            return signals
         return self._removed(event.zone, card)
 
     def feed_all(self, events: Iterable[TableEvent]) -> list[Signal]:

@@ -37,6 +37,7 @@ _MISTAKE_TEXT = {
     "unknown_tag": "unknown tag",
     "table_not_clear": "clear the table",
     "revoke": "REVOKE",
+    "order_guessed": "order? confirm",
     "invalid_control": "call not allowed",
     "not_in_play": "card not in play",
 }

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Mapping
 
 from ...core.cards import zone_names
@@ -79,10 +79,22 @@ class HubSource:
         self.absent_ms = config.absent_ms
         self.on_status = on_status
         self._sink: Sink | None = None
+        self._guessed: set[str] = set()     # zones whose next edge came in a guessed order
         self.link = HubLink(url or config.port, config.reader_zones(game), self._forward, clock=clock,
-                            on_status=self._status, baudrate=config.baudrate)
+                            on_status=self._status, baudrate=config.baudrate,
+                            on_order_guessed=self._order_guessed)
+
+    def _order_guessed(self, zones) -> None:
+        """The link applied missed changes in reader order (no ``edge_ms``): their events are
+        marked, so the tracker shows it and waits for ``confirm`` (PROTOCOL.md)."""
+        log.warning("hub: the order of the cards on %s was guessed (the hub sends no edge_ms)",
+                    ", ".join(zones))
+        self._guessed.update(zones)
 
     def _forward(self, event: TableEvent) -> None:
+        if event.zone in self._guessed:
+            self._guessed.discard(event.zone)
+            event = replace(event, guessed=True)
         if self._sink is not None:
             self._sink(event)
 
@@ -102,8 +114,18 @@ class HubSource:
 
 
 def source(config: HubConfig, ctx) -> HubSource:
-    src = HubSource(ctx.settings.game, config, ctx.clock)
+    service = getattr(ctx, "service", None)
+
+    def link_changed(message: str) -> None:
+        # the snapshot's link state (the board, the live view, the web page): from the link's thread
+        if service is not None:
+            from ..screen import link_state
+            service.set_link("connected" if src.link.ready else "waiting", link_state(src.link, config.port))
+
+    src = HubSource(ctx.settings.game, config, ctx.clock, on_status=link_changed)
     ctx.link = src.link
+    if service is not None:
+        service.set_link("waiting", f"waiting for hub on {config.port}")
     return src
 
 
