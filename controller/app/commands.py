@@ -29,6 +29,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config)
     if settings.backend == "hub" and not args.wait:
+        from .linkstate import check_hub_port
         check_hub_port(settings.hub_port)
     deck = load_deck(args.deck) if args.deck else None
     if deck is None and settings.backend != "sim":
@@ -45,6 +46,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     service = TableService(settings, deck, log_dir, buttons=buttons, on_finished=print_summary)
+    # from here on a SIGTERM or Ctrl-C stops the service cleanly (even during run --new's closing replay)
+    interrupted: list[int] = []
+
+    def on_term(signum, frame):
+        log.info("signal %d: flushing the game log and stopping", signum)
+        interrupted.append(signum)
+        service.stop()
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
     if args.new:
         close_unfinished(log_dir, print_summary)
     session = service.open_session(new=args.new)
@@ -66,15 +77,6 @@ def cmd_run(args: argparse.Namespace) -> int:
             if hasattr(out, "confirm_hint"):
                 out.confirm_hint = hint
 
-    interrupted: list[int] = []
-
-    def on_term(signum, frame):
-        log.info("signal %d: flushing the game log and stopping", signum)
-        interrupted.append(signum)
-        service.stop()
-
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_term)
     log.info("session %s (%s readers)", session.folder, settings.backend)
     service.run(source)
     if signal.SIGINT in interrupted:
@@ -92,15 +94,6 @@ def keyboard_confirm(service) -> str:
         EnterConfirms(sys.stdin, lambda: service.sink(button(service.clock(), "confirm"))).start()
         return "fix it, then press Enter here to confirm (no confirm button wired)"
     return "fix it; no confirm button wired: set [gpio] buttons.confirm, or run on a terminal and press Enter"
-
-
-def check_hub_port(port: str) -> None:
-    """A hub port that is a device path must exist now (``run --wait`` waits for it instead)."""
-    from ..core.errors import LinkError
-
-    if "://" not in port and not Path(port).exists():
-        raise LinkError(f"hub port {port}: no such device - check the hub's USB cable and hub.port "
-                        "(ls /dev/serial/by-id/), or pass --wait to wait for it")
 
 
 def close_unfinished(log_dir: Path, on_finished) -> Path | None:
@@ -173,7 +166,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def add_demo(sub) -> None:
-    from .demo import DEFAULT_SPEED, MAX_SPEED, deal_count, demo_speed
+    from .options import DEFAULT_SPEED, MAX_SPEED, deal_count, demo_speed
     p = sub.add_parser("demo", help="the whole table simulated: emulated hub, simulated players, live view")
     p.add_argument("--deals", type=deal_count, default=3, help="deals to play, at least 1 (default 3)")
     p.add_argument("--speed", type=demo_speed, default=DEFAULT_SPEED,

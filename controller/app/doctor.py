@@ -28,6 +28,7 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 from ..core.errors import ConfigError, DeckError
+from .textview import plural
 
 log = logging.getLogger(__name__)
 
@@ -309,11 +310,11 @@ class Doctor:
                      f"check that the hub is powered and runs the preftable firmware, and hub.baudrate "
                      f"({settings.hub_baudrate})")
             return
-        self.add(OK, f"hub connected on {settings.hub_port}: firmware {info.fw_version}, {info.readers} readers, "
+        self.add(OK, f"hub connected on {settings.hub_port}: firmware {info.fw_version}, {plural(info.readers, 'reader')}, "
                      f"proto {info.proto}, boot {info.boot_id}")
         lacking = [f"{zone} (reader {i})" for i, zone in enumerate(zones) if zone and i >= info.readers]
         if lacking:
-            self.add(FAIL, f"hub has {info.readers} readers but hub.zones maps {len(zones)}: no reader for "
+            self.add(FAIL, f"hub has {plural(info.readers, 'reader')} but hub.zones maps {len(zones)}: no reader for "
                            + ", ".join(lacking),
                      "connect the missing readers to the hub, or shorten hub.zones")
 

@@ -151,6 +151,8 @@ CASES = [
     ("enroll deck in a missing folder", ["enroll", "--deck", "/nonexistent/dir/d.toml"], 2, "cannot write"),
     ("enroll bad deck", ["enroll", "--deck", "{deckbad}"], 2, "1z"),
     ("enroll no --deck", ["enroll"], 2, "--deck"),
+    ("enroll a hub port that never existed", ["enroll", "--deck", "{tmp}/d.toml", "--config", "{hub_missing}"],
+     2, "--wait"),
     ("doctor unknown option", ["doctor", "--bogus"], 2, "--bogus"),
     # the parser itself
     ("no command", [], 2, "COMMAND"),
