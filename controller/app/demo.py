@@ -235,7 +235,10 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     sim = demo_simulator(game, seed, deck, speed)
     events = list(sim.deals(deals))
     emulator = HubEmulator(readers=len(zones), absent_ms=300, poll_ms=20)
-    path = emulator.open_pty()
+    emulator.open_pty()
+    # the stable symlink, not /dev/pts/N: once the emulator closes, the symlink goes with it, while
+    # the pty's number is soon another terminal's, which a reconnecting link would write into
+    path = emulator.link_path
     settings = Settings(game=game, backend="hub", hub_port=path, hub_zones=tuple(zones), display="hub")
     service = TableService(settings, deck, log_dir)
     session = service.open_session(new=True)
