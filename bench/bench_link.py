@@ -1,12 +1,15 @@
 """Benchmark of the host link over a real pty (prints figures, asserts nothing).
 
-1. Frames per second HubLink decodes from a pty: the emulator writes a burst of
-   SEEN/GONE frames as fast as the pty takes them; the link parses, checks and
-   turns every one into a table event.  Also the bare FrameParser on the same
-   bytes, side by side.
-2. Latency from the emulator writing a SEEN frame to HubLink emitting its table
-   event: p50 and p99, with the emulator in its own process (like a real hub)
-   and, side by side, in the host's process (sharing its GIL).
+The hub is the shipping firmware (``firmware/hub.py``) run by the emulator.
+
+1. Frames per second HubLink decodes from a pty: the firmware's polls are run
+   ahead on its own clock and the SEEN/GONE frames they produce (a few HB/STATE
+   among them) written as fast as the pty takes them; the link parses, checks
+   and turns every edge into a table event.  Also the bare FrameParser on
+   similar bytes, side by side.
+2. Latency from the firmware's SEEN frame being written to HubLink emitting its
+   table event: p50 and p99, with the emulator in its own process (like a real
+   hub) and, side by side, in the host's process (sharing its GIL).
 
 The bare-pty baseline is measured in the same run: on a loaded machine the
 scheduler's own tail shows there, and the link's cost is the difference.
@@ -52,8 +55,9 @@ def throughput(frames: int) -> float:
         if not link.wait_ready(5):
             raise SystemExit("link never got ready")
         before = link.counters["frames"]
-        t0 = time.perf_counter()
-        emu.burst(frames)
+        started: list[float] = []
+        emu.burst(frames, on_start=lambda: started.append(time.perf_counter()))
+        t0 = started[0]
         if not done.wait(60):
             raise SystemExit(f"only {count} of {frames} events arrived")
         elapsed = time.perf_counter() - t0

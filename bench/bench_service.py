@@ -158,19 +158,21 @@ def latency(samples: int) -> list[float]:
     from firmware_bridge.emulator import HubEmulator
     from controller.app.outputs import HubOutputs
     from controller.app.service import TableService
+    from controller.app.backends.display import DisplayConfig
+    from controller.app.backends.hub import HubConfig, HubSource
     from controller.app.settings import Settings
-    from controller.app.sources import HubSource
 
     deck = make_deck(6)
     emu = HubEmulator(readers=4)
     port = emu.open_pty()
     game = GameConfig()
-    settings = Settings(game=game, backend="hub", hub_port=port, hub_zones=tuple(ZONES), display="hub")
+    settings = Settings(game=game, backend="hub", sections={"hub": HubConfig(port=port, zones=tuple(ZONES)),
+                                                            "display": DisplayConfig("hub")})
     out: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         service = TableService(settings, deck, Path(tmp))
         service.open_session(new=True)
-        source = HubSource(settings, service.clock)
+        source = HubSource(game, settings.section("hub"), service.clock)
         stamps: list[float] = []
         service.outputs = [HubOutputs(StampingLink(source.link, stamps), game.table.seats)]
         runner = threading.Thread(target=service.run, args=(source,), daemon=True)

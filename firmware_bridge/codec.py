@@ -7,6 +7,14 @@ upper-case hex digits.  Everything here is pure: :func:`encode` builds a frame,
 a buffer starts with a whole line, garbage to skip, or needs more bytes, and
 :class:`FrameParser` strings them together over a byte stream, counting every
 dropped piece instead of failing.
+
+Every number is checked against PROTOCOL.md's bounds (``reader``/``readers``
+at most 16, uids of 8, 14 or 20 hex digits, ``edge_ms``, ``uptime_ms`` and the
+HB counters below 2**32, ``ms`` and CFG values at most 60000, a TEXT row 0-3
+of at most 20 characters; numbers PROTOCOL.md does not name -- ``proto``, an
+LED index -- below 2**32) before it is converted: a frame outside them is a
+:class:`BadFieldsError`, dropped and counted (``bad_fields``) like a bad CRC,
+so its sequence number is missing and the next frame reveals the gap.
 """
 
 from __future__ import annotations
@@ -86,13 +94,20 @@ class BadFieldsError(FrameError):
 @dataclass(frozen=True, slots=True)
 class Frame:
     """One decoded frame.  ``fields`` are strings; UIDs and boot_id upper-cased.
-    For ``TEXT`` the second field is the rest of the payload, spaces included."""
+    For ``TEXT`` the second field is the rest of the payload, spaces included.
+    For ``STATE`` the fields are the uid-or-dash of each reader and ``edge_ms``
+    their ``@edge_ms`` parts (``None`` for a reader with no edge since boot), or
+    ``()`` when the hub sent none at all."""
 
     seq: int
     verb: str
     fields: tuple[str, ...] = ()
+    edge_ms: tuple[int | None, ...] = ()
 
     def encode(self) -> bytes:
+        if self.edge_ms:
+            tokens = [f if e is None else f"{f}@{e}" for f, e in zip(self.fields, self.edge_ms)]
+            return encode(self.seq, self.verb, *tokens)
         return encode(self.seq, self.verb, *self.fields)
 
 
@@ -127,15 +142,38 @@ def encode(seq: int, verb: str, *fields: object) -> bytes:
     return frame
 
 
-# --- field checks -----------------------------------------------------------------
+# --- field checks (PROTOCOL.md: "Every number a frame carries is bounded") -------------
 
-def _is_int(tok: str) -> bool:
-    return 0 < len(tok) <= 20 and set(tok.encode()) <= _DIGITS     # uptime_ms grows for years
+MAX_READERS = 16           # `reader` and `readers` at most 16
+UINT32_MAX = 2**32 - 1     # edge_ms, uptime_ms and the HB counters below 2**32
+MAX_MS = 60000             # `ms` (BEEP) and CFG values at most 60000
+TEXT_ROWS = 4              # a TEXT row is 0-3 ...
+TEXT_COLS = 20             # ... and carries at most 20 characters
 
 
-def _is_number(tok: str) -> bool:
+def _uint(tok: str, highest: int) -> bool:
+    """Decimal digits only, 0..``highest``.  The length is checked before any
+    conversion, so a 10**12 (or a 400-digit token) is refused at no cost."""
+    return (0 < len(tok) <= len(str(highest)) and set(tok.encode()) <= _DIGITS
+            and int(tok) <= highest)
+
+
+def _is_u32(tok: str) -> bool:
+    return _uint(tok, UINT32_MAX)
+
+
+def _is_reader(tok: str) -> bool:
+    return _uint(tok, MAX_READERS)
+
+
+def _is_ms(tok: str) -> bool:
+    return _uint(tok, MAX_MS)
+
+
+def _is_rate(tok: str) -> bool:
+    """``scans_per_s``: a counter below 2**32, a few decimals tolerated."""
     whole, dot, frac = tok.partition(".")
-    return _is_int(whole) and (not dot or _is_int(frac))
+    return _is_u32(whole) and (not dot or (0 < len(frac) <= 6 and set(frac.encode()) <= _DIGITS))
 
 
 def _is_hex(tok: str, digits: int | tuple[int, ...]) -> bool:
@@ -151,46 +189,63 @@ def _is_word(tok: str) -> bool:
     return bool(tok)
 
 
-def _is_uid_or_dash(tok: str) -> bool:
-    return tok == "-" or _is_uid(tok)
-
-
 def _is_seq(tok: str) -> bool:
-    return _is_int(tok) and int(tok) < SEQ_MODULO
+    return _uint(tok, SEQ_MODULO - 1)
+
+
+def split_state_token(tok: str) -> tuple[str, int | None] | None:
+    """``uid-or-dash[@edge_ms]`` as ``(uid or "-", edge_ms or None)``, upper-cased;
+    ``None`` if the token breaks PROTOCOL.md's STATE syntax or bounds."""
+    uid, at, edge = tok.partition("@")
+    if not (uid == "-" or _is_uid(uid)):
+        return None
+    if not at:
+        return uid.upper(), None
+    if not _is_u32(edge):
+        return None
+    return uid.upper(), int(edge)
 
 
 Check = Callable[[str], bool]
 # verb -> (field checks, index of the fields to upper-case)
 _HUB_SPECS: dict[str, tuple[tuple[Check, ...], tuple[int, ...]]] = {
-    "HELLO": ((_is_int, _is_word, lambda t: _is_hex(t, 8), _is_int), (2,)),
-    "SEEN": ((_is_int, _is_uid), (1,)),
-    "GONE": ((_is_int, _is_uid), (1,)),
-    "HB": ((_is_int, _is_number, _is_int), ()),
-    "FAULT": ((_is_int, _is_word), ()),
+    "HELLO": ((_is_u32, _is_word, lambda t: _is_hex(t, 8), _is_reader), (2,)),
+    "SEEN": ((_is_reader, _is_uid), (1,)),
+    "GONE": ((_is_reader, _is_uid), (1,)),
+    "HB": ((_is_u32, _is_rate, _is_u32), ()),
+    "FAULT": ((_is_reader, _is_word), ()),
     "ACK": ((_is_seq,), ()),
     "NAK": ((_is_seq, _is_word), ()),
 }
 _HOST_SPECS: dict[str, tuple[tuple[Check, ...], tuple[int, ...]]] = {
-    "HELLO": ((_is_int,), ()),
+    "HELLO": ((_is_u32,), ()),
     "SNAP": ((), ()),
-    "LED": ((_is_int, lambda t: _is_hex(t, 6)), (1,)),
-    "BEEP": ((_is_int,), ()),
-    "CFG": ((_is_word, _is_word), ()),
+    "LED": ((_is_u32, lambda t: _is_hex(t, 6)), (1,)),
+    "BEEP": ((_is_ms,), ()),
+    "CFG": ((_is_word, _is_ms), ()),
 }
 
 
+def _check_state(fields: list[str]) -> tuple[tuple[str, ...], tuple[int | None, ...]]:
+    if not 0 < len(fields) <= MAX_READERS:
+        raise BadFieldsError(f"STATE needs one token per reader (1-{MAX_READERS}), got {len(fields)}")
+    tokens = [split_state_token(f) for f in fields]
+    if None in tokens:
+        raise BadFieldsError(f"STATE needs one uid or '-' (with an optional @edge_ms below 2**32) "
+                             f"per reader, got {fields!r}")
+    uids = tuple(uid for uid, _ in tokens)
+    edges = tuple(edge for _, edge in tokens)
+    return uids, (edges if any("@" in f for f in fields) else ())
+
+
 def _check_fields(verb: str, fields: list[str], source: str) -> tuple[str, ...]:
-    if source == "hub" and verb == "STATE":
-        if not fields or not all(_is_uid_or_dash(f) for f in fields):
-            raise BadFieldsError(f"STATE needs one uid or '-' per reader, got {fields!r}")
-        return tuple(f.upper() for f in fields)
     specs = _HUB_SPECS if source == "hub" else _HOST_SPECS
     checks, upper = specs[verb]
     if len(fields) != len(checks):
         raise BadFieldsError(f"{verb} takes {len(checks)} fields, got {len(fields)}: {fields!r}")
     for i, (tok, check) in enumerate(zip(fields, checks)):
         if not check(tok):
-            raise BadFieldsError(f"{verb} field {i + 1} is not valid: {tok!r}")
+            raise BadFieldsError(f"{verb} field {i + 1} is not valid or out of bounds: {tok[:40]!r}")
     return tuple(f.upper() if i in upper else f for i, f in enumerate(fields))
 
 
@@ -228,10 +283,14 @@ def decode_line(line: bytes, *, source: str = "hub") -> Frame:
         raise UnknownVerbError(f"unknown verb {verb!r} from the {source}", Frame(seq, verb, tuple(fields)))
     if source == "host" and verb == "TEXT":
         row, _sep, body = (rest or "").partition(" ")
-        if not _is_int(row):
-            raise BadFieldsError(f"TEXT needs '<row> <text>', got {rest!r}", Frame(seq, verb, tuple(fields)))
+        if not _uint(row, TEXT_ROWS - 1) or len(body) > TEXT_COLS:
+            raise BadFieldsError(f"TEXT needs '<row 0-3> <text of at most {TEXT_COLS} characters>', "
+                                 f"got {(rest or '')[:40]!r}", Frame(seq, verb, tuple(fields)))
         return Frame(seq, verb, (row, body))
     try:
+        if source == "hub" and verb == "STATE":
+            uids, edges = _check_state(fields)
+            return Frame(seq, verb, uids, edges)
         return Frame(seq, verb, _check_fields(verb, fields, source))
     except BadFieldsError as exc:
         exc.frame = Frame(seq, verb, tuple(fields))

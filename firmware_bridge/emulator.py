@@ -1,11 +1,16 @@
-"""A virtual table hub that speaks PROTOCOL.md on a pty or a TCP port.
+"""The hub emulator: the shipping hub firmware on a pty or a TCP port, with faults.
 
-Like OctoPrint's virtual printer it sits behind the same interface as the real
-device (the host opens a path or a ``socket://`` URL), moves virtual tags
-(:meth:`HubEmulator.place`, :meth:`~HubEmulator.remove`, a JSON Lines script)
-and injects faults on demand: dropped frames, corrupted CRCs, garbage, a
-reboot, silence, an unplug and a return.  ``preftable hub-emulator`` is
-:func:`cli_main`.
+There is one hub implementation, the MicroPython firmware in ``firmware/``
+(PROTOCOL.md's hub side).  This module is a harness around its ``Hub``, run
+under CPython: virtual readers (``mpfake.devices``) that tags are laid on,
+lifted from or failed (a dead reader: the firmware's own ``FAULT NOREPLY``);
+recording LEDs, display and buzzer; the firmware's clock, real or moved by
+hand; and the line between hub and host, which injects the faults a real
+table meets: dropped frames, corrupted CRCs, garbage, silence, a reboot (a
+fresh ``Hub`` with a new boot_id), an unplug and a return of the pty or TCP
+port.  Like OctoPrint's virtual printer it sits behind the same interface as
+the real device: the host opens a path or a ``socket://`` URL.
+``preftable hub-emulator`` is :func:`cli_main`.
 """
 
 from __future__ import annotations
@@ -30,12 +35,13 @@ from controller.core.cards import DECK, Card, parse_card, seat_names, zone_names
 from controller.core.errors import CardError, EventError
 from controller.core.events import TableEvent, normalise_uid, placed, read_events, removed
 
-from .codec import PROTO_VERSION, SEQ_MODULO, BadFieldsError, Frame, FrameError, FrameParser, encode
+from .codec import MAX_FRAME, MAX_READERS, PROTO_VERSION, Frame, FrameError, decode_line
+from .firmware.hub import CFG_DEFAULTS, HB_MS, STATE_MS, Hub
+from .mpfake.devices import HubTicks, RecordingBuzzer, RecordingDisplay, RecordingLeds, VirtualReader
 
 log = logging.getLogger(__name__)
 
 WRITE_WAIT = 0.05          # s a frame may wait for a full pty/socket before it is dropped
-DISPLAY_ROWS = 4
 
 
 def new_boot_id() -> str:
@@ -137,60 +143,103 @@ class _Tcp:
 
 
 class HubEmulator:
-    """A virtual hub with ``readers`` RC522 readers.
+    """The shipping firmware's :class:`~firmware_bridge.firmware.hub.Hub` with
+    ``readers`` virtual readers, served on a pty or a TCP port.
 
-    It runs its own threads once a transport is opened: a poll loop (SEEN after
-    2 consecutive polls, GONE after ``absent_ms``, STATE every 500 ms, HB every
-    1000 ms) and a reader of host commands (HELLO, SNAP, LED, TEXT, BEEP, CFG).
-    What the host set is kept in :attr:`leds`, :attr:`text_rows`, :attr:`beeps`
-    and :attr:`cfg`; every host frame in :attr:`received`.
+    One thread runs the firmware's loop (``Hub.step``) and feeds it what the host
+    writes.  The test (or ``hub-emulator``'s stdin) lays tags on readers, lifts
+    or fails them, and injects line faults; every call takes the emulator's lock,
+    so it happens between two turns of the firmware's loop.  What the host set is
+    kept in :attr:`leds`, :attr:`text_rows`, :attr:`beeps` and :attr:`cfg` (as
+    the firmware did it); every host frame in :attr:`received`.
+
+    ``poll_ms``/``absent_ms`` (``None``: the firmware's defaults, 25 and 300)
+    start the hub as a host's CFG would; ``hb_ms``, ``state_ms``, ``proto`` and
+    ``edge_ms`` (``False``: a hub that sends no ``@edge_ms``) emulate another hub
+    than PROTOCOL.md's.  ``realtime=False``: the hub's clock moves only by
+    :meth:`advance`, for tests that need exact hub times.
     """
 
     def __init__(self, readers: int = 4, fw_version: str = "emu-1", boot_id: str | None = None,
-                 absent_ms: int = 300, poll_ms: int = 20, *, proto: int = PROTO_VERSION,
-                 hb_ms: int = 1000, state_ms: int = 500, leds: int = 8):
-        if readers < 1:
-            raise ValueError(f"readers must be at least 1, got {readers}")
+                 absent_ms: int | None = None, poll_ms: int | None = None, *, proto: int = PROTO_VERSION,
+                 hb_ms: int = HB_MS, state_ms: int = STATE_MS, leds: int = 8, edge_ms: bool = True,
+                 realtime: bool = True):
+        if not 1 <= readers <= MAX_READERS:
+            raise ValueError(f"readers must be 1-{MAX_READERS} (PROTOCOL.md), got {readers}")
         self.readers = readers
         self.fw_version = fw_version
         self.boot_id = boot_id or new_boot_id()
-        self.absent_ms = absent_ms
-        self.poll_ms = poll_ms
         self.proto = proto
         self.hb_ms = hb_ms
         self.state_ms = state_ms
         self.n_leds = leds
+        self.edge_ms = edge_ms
+        self._boot_config = {k: v for k, v in (("absent_ms", absent_ms), ("poll_ms", poll_ms)) if v is not None}
+        self.clock = HubTicks(realtime)
 
-        self.leds: dict[int, str] = {}
-        self.text_rows: dict[int, str] = {}
-        self.beeps: list[int] = []
         self.cfg: dict[str, int] = {}
         self.received: list[Frame] = []
         self.host_hello = threading.Event()        # the host has said HELLO (a script waits for it)
         self.link_path: str | None = None
 
         self._lock = threading.RLock()
-        self._tags: list[str | None] = [None] * readers          # physically on the reader
-        self._reported: list[str | None] = [None] * readers      # what the hub has said
-        self._candidate: list[str | None] = [None] * readers
-        self._polls = [0] * readers
-        self._last_seen = [0.0] * readers
-        self._seq = 0
-        self._boot_at = self._scans_since = time.monotonic()
-        self._scans = 0
-        self._tx_dropped = 0
+        self._readers = [VirtualReader() for _ in range(readers)]
+        self._hub: Hub | None = None
+        self._leds = RecordingLeds(leds)
+        self._display = RecordingDisplay()
+        self._buzzer = RecordingBuzzer()
+        self._line = _Line(self)
+        self._inbox = bytearray()          # host bytes the firmware has not read yet
+        self._partial = b""                # a host line still arriving
+        self._cfg_sent: list[tuple[str, str]] = []
         self._drop: list[tuple[int, frozenset[str] | None]] = []
         self._corrupt: list[tuple[int, frozenset[str] | None]] = []
         self._ignore_commands = 0
         self._silent_until = 0.0
-        self._failed: set[int] = set()
+        self._capture: list[bytes] | None = None
+        self._edge_written_at = 0.0
         self._transport: _Pty | _Tcp | None = None
         self._kind: str | None = None
         self._tcp_address: tuple[str, int] | None = None
         self._tmpdir: str | None = None
-        self._parser = FrameParser("host", on_reject=self._on_reject)
         self._running = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ what the host set
+
+    @property
+    def leds(self) -> dict[int, str]:
+        """LED index -> ``RRGGBB`` as the firmware showed it since its boot."""
+        return self._leds.colours
+
+    @property
+    def text_rows(self) -> dict[int, str]:
+        """Display row -> text as the firmware wrote it since its boot."""
+        return self._display.rows
+
+    @property
+    def beeps(self) -> list[int]:
+        """Every beep the firmware sounded (ms; 0 silenced one)."""
+        return self._buzzer.beeps
+
+    @property
+    def poll_ms(self) -> int:
+        return self._config("poll_ms")
+
+    @property
+    def absent_ms(self) -> int:
+        return self._config("absent_ms")
+
+    def _config(self, key: str) -> int:
+        with self._lock:
+            if self._hub is not None:
+                return self._hub.config[key]
+            return self._boot_config.get(key, CFG_DEFAULTS[key])
+
+    @property
+    def hub(self) -> Hub | None:
+        """The firmware's running ``Hub`` (None while unplugged)."""
+        return self._hub
 
     # ------------------------------------------------------------------ transports
 
@@ -206,7 +255,7 @@ class HubEmulator:
             self._kind = "pty"
             self._plug(_Pty())
             path = self._transport.path
-        self._start_threads()
+        self._start_thread()
         return path
 
     @property
@@ -220,7 +269,7 @@ class HubEmulator:
         with self._lock:
             self._kind = "tcp"
             self._plug(_Tcp(host, port))
-        self._start_threads()
+        self._start_thread()
         return self._tcp_address
 
     @property
@@ -244,25 +293,24 @@ class HubEmulator:
         else:
             self._tcp_address = transport.address
             log.info("hub emulator on tcp %s:%d", *transport.address)
-        self._boot(announce=True)
+        self._boot()
 
-    def _start_threads(self) -> None:
+    def _start_thread(self) -> None:
         if self._running.is_set():
             return
         self._running.set()
-        for target, name in ((self._poll_loop, "hub-emu poll"), (self._io_loop, "hub-emu io")):
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self._threads.append(thread)
+        self._thread = threading.Thread(target=self._loop, name="hub-emu firmware", daemon=True)
+        self._thread.start()
 
     def close(self) -> None:
-        """Stop the threads and close the transport (removes the symlink)."""
+        """Stop the firmware's thread and close the transport (removes the symlink)."""
         self._running.clear()
-        for thread in self._threads:
-            thread.join(2.0)
-        self._threads.clear()
+        if self._thread is not None:
+            self._thread.join(2.0)
+            self._thread = None
         with self._lock:
             self._drop_transport()
+            self._hub = None
             if self._tmpdir:
                 try:
                     os.rmdir(self._tmpdir)
@@ -275,58 +323,181 @@ class HubEmulator:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # ------------------------------------------------------------------ the firmware
+
+    def _boot(self) -> None:
+        """Power-on: a fresh firmware ``Hub`` (seq 0, uptime 0, default config, blank
+        LEDs and display) scans the readers and says HELLO.  The lock is held."""
+        self._leds = RecordingLeds(self.n_leds)
+        self._display = RecordingDisplay()
+        self.cfg = {}
+        self._inbox.clear()
+        self._partial = b""
+        self._hub = Hub(self._readers, self._line, leds=self._leds, display=self._display,
+                        buzzer=self._buzzer, boot_id=self.boot_id, fw_version=self.fw_version,
+                        clock=self.clock, config=self._boot_config, proto_version=self.proto,
+                        state_ms=self.state_ms, hb_ms=self.hb_ms, edge_times=self.edge_ms)
+        self._hub.start()
+
+    def _step(self) -> int:
+        """One turn of the firmware's loop (the lock is held); the ms it may sleep."""
+        hub = self._hub
+        try:
+            wait = hub.step()
+        except Exception:                      # as firmware/main.py does on a board: report, reboot
+            log.exception("hub firmware raised; rebooting it")
+            self._line.write(b"# fatal error; rebooting\n")
+            self.boot_id = new_boot_id()
+            self._boot()
+            return 0
+        if self._cfg_sent:
+            for key, value in self._cfg_sent:
+                if value.isdigit() and hub.config.get(key) == int(value):
+                    self.cfg[key] = int(value)
+            self._cfg_sent.clear()
+        return wait
+
+    def _loop(self) -> None:
+        while self._running.is_set():
+            wait_ms = 10
+            with self._lock:
+                transport = self._transport
+                if self._hub is not None and transport is not None and not self.silent:
+                    wait_ms = self._step()
+            if transport is None:
+                time.sleep(0.01)
+                continue
+            if not self.clock.realtime:
+                wait_ms = 50                    # hub time stands still: only input wakes it
+            data = transport.read(max(wait_ms, 0) / 1000)
+            if data:
+                with self._lock:
+                    if transport is self._transport and not self.silent:   # a hung hub reads nothing
+                        self._from_host(data)
+
+    def _from_host(self, data: bytes) -> None:
+        """Host bytes: recorded in :attr:`received`, then given to the firmware
+        (except commands an :meth:`ignore_commands` fault swallows)."""
+        lines = (self._partial + data).split(b"\n")
+        self._partial = lines.pop()
+        for raw in lines:
+            line = raw + b"\n"
+            frame = None
+            try:
+                frame = decode_line(line, source="host")
+            except FrameError as exc:
+                frame = exc.frame
+            if frame is not None:
+                self.received.append(frame)
+                if frame.verb == "HELLO":
+                    self.host_hello.set()
+                if frame.verb in ("LED", "TEXT", "BEEP", "CFG") and self._ignore_commands:
+                    self._ignore_commands -= 1
+                    continue
+                if frame.verb == "CFG" and len(frame.fields) == 2:
+                    self._cfg_sent.append((frame.fields[0], frame.fields[1]))
+            self._inbox += line
+        if len(self._partial) > 4 * MAX_FRAME:  # no newline coming: the firmware drops it as over-long
+            self._inbox += self._partial
+            self._partial = b""
+
+    def held(self) -> threading.RLock:
+        """``with emu.held(): ...``: the calls inside reach the firmware as one turn
+        of the host's world -- no host input gets in between (a SNAP the host
+        sends meanwhile is read after the block)."""
+        return self._lock
+
+    def advance(self, ms: int) -> None:
+        """Move the hub's clock ``ms`` on, running the firmware's loop at every
+        moment it has something due (for ``realtime=False`` hubs)."""
+        with self._lock:
+            left = int(ms)
+            while left > 0 and self._hub is not None:
+                step = max(1, min(left, self._step()))
+                self.clock.advance(step)
+                left -= step
+            if self._hub is not None:
+                self._step()
+
     # ------------------------------------------------------------------ tags
 
     def place(self, reader: int, uid: str) -> None:
-        """Put tag ``uid`` on ``reader`` (it replaces whatever lay there)."""
+        """Lay tag ``uid`` on ``reader`` (it replaces whatever lay there)."""
         with self._lock:
-            self._tags[self._reader(reader)] = uid.upper()
+            self._readers[self._reader(reader)].tag = _tag_uid(uid)
 
     def remove(self, reader: int, uid: str | None = None) -> None:
-        """Take the tag (``uid``, if given, must be the one there) off ``reader``."""
+        """Lift the tag (``uid``, if given, must be the one there) off ``reader``."""
         with self._lock:
             r = self._reader(reader)
-            if uid is None or self._tags[r] == uid.upper():
-                self._tags[r] = None
+            if uid is None or self._readers[r].tag == uid.upper():
+                self._readers[r].tag = None
 
     def tags(self) -> list[str | None]:
         """What physically lies on each reader."""
         with self._lock:
-            return list(self._tags)
+            return [r.tag for r in self._readers]
 
     def reported(self) -> list[str | None]:
-        """What the hub has reported (its STATE)."""
+        """What the firmware has reported (its STATE)."""
         with self._lock:
-            return list(self._reported)
+            if self._hub is None:
+                return [None] * self.readers
+            return [track.uid for track in self._hub.tracks]
 
     def flip(self, reader: int, uid: str | None) -> float:
-        """Move a tag and send its SEEN/GONE at once, skipping debounce; return
-        ``time.monotonic()`` just before the frame was written (for latency)."""
+        """Move a tag and have the firmware report it now: its poll rounds run at
+        once, its clock moved on by a poll period each (and past ``absent_ms``
+        for a GONE).  Return ``time.monotonic()`` just before the SEEN/GONE frame
+        was written (for latency figures)."""
         with self._lock:
             r = self._reader(reader)
-            old = self._reported[r]
-            self._tags[r] = self._candidate[r] = self._reported[r] = uid
-            self._polls[r] = 2 if uid else 0
-            self._last_seen[r] = time.monotonic()
-            t = time.monotonic()
-            if old is not None and old != uid:
-                self._send("GONE", r, old)
-            if uid is not None and uid != old:
-                self._send("SEEN", r, uid)
-            return t
+            uid = None if uid is None else _tag_uid(uid)
+            self._readers[r].tag = uid
+            hub = self._hub
+            if hub is None:
+                raise RuntimeError("flip() while the hub is unplugged")
+            rounds = 0
+            while hub.tracks[r].uid != uid:
+                if self._readers[r].failed or rounds > 2 + hub.config["absent_ms"] // hub.config["poll_ms"] + 2:
+                    raise RuntimeError(f"reader {reader} does not report {uid}")
+                self.clock.advance(hub.config["poll_ms"])
+                self._step()
+                rounds += 1
+            return self._edge_written_at
 
-    def burst(self, count: int, reader: int = 0, uid: str = "04A2B11C6F5E80") -> None:
-        """Send ``count`` alternating SEEN/GONE frames for ``uid`` as fast as the
-        line takes them (waits for room instead of dropping); ends as it began."""
+    def burst(self, count: int, reader: int = 0, uid: str = "04A2B11C6F5E80",
+              on_start=None) -> None:
+        """Have the firmware send ``count`` alternating SEEN/GONE frames for ``uid``
+        on ``reader`` as fast as the line takes them (waiting for room instead of
+        dropping); ends as it began.  The firmware's polls are run ahead of time
+        on its own clock (1 ms polls, 1 ms absent time, as a host's CFG could
+        set) and their frames -- a few HB/STATE among them -- written in one go;
+        ``on_start()`` is called just before the first byte goes out."""
         with self._lock:
+            hub = self._hub
             r = self._reader(reader)
-            start = self._reported[r]
-            frames = []
-            for i in range(count):
-                on = (i % 2 == 0) == (start is None)
-                frames.append(encode(self._next_seq(), "SEEN" if on else "GONE", r, uid if start is None else start))
-            if count % 2:
-                self._reported[r] = self._tags[r] = self._candidate[r] = None if start else uid
+            if hub is None:
+                raise RuntimeError("burst() while the hub is unplugged")
+            saved = dict(hub.config)
+            hub.config.update(poll_ms=1, absent_ms=1)
+            self._capture = []
+            edges = 0
+            try:
+                while edges < count:
+                    if self._readers[r].failed:
+                        raise RuntimeError(f"burst() on failed reader {reader}")
+                    want = _tag_uid(uid) if hub.tracks[r].uid is None else None
+                    self._readers[r].tag = want
+                    while hub.tracks[r].uid != want:
+                        self.clock.advance(1)
+                        self._step()
+                    edges += 1
+            finally:
+                hub.config.update(saved)
+                frames, self._capture = self._capture, None
+            if on_start is not None:
+                on_start()
             chunk = 64
             for i in range(0, len(frames), chunk):
                 if not self._write(b"".join(frames[i:i + chunk]), wait=5.0):
@@ -351,7 +522,7 @@ class HubEmulator:
             self._corrupt.append((n, None if verbs is None else frozenset(verbs)))
 
     def send_garbage(self, data: bytes) -> None:
-        """Write raw bytes on the line (noise, a partial frame, …)."""
+        """Write raw bytes on the line (noise, a partial frame, ...)."""
         with self._lock:
             self._write(data)
 
@@ -364,36 +535,40 @@ class HubEmulator:
             self._silent_until = 0.0
 
     def send_state(self) -> None:
-        """Send a STATE now (as the 500 ms timer would)."""
+        """Have the firmware send a STATE now (as its 500 ms timer would)."""
         with self._lock:
-            self._send_state()
+            if self._hub is not None:
+                self._hub.state()
+
+    def inject(self, verb: str, *fields: object) -> None:
+        """Send a frame the firmware would not (a repeated edge, a stray GONE ...)
+        with its framing and next sequence number: a misbehaving hub."""
+        with self._lock:
+            if self._hub is not None:
+                self._hub.send(" ".join([verb] + [str(f) for f in fields]))
 
     def ignore_commands(self, n: int = 1) -> None:
-        """Give no answer to the next ``n`` LED/TEXT/BEEP/CFG commands."""
+        """Lose the next ``n`` LED/TEXT/BEEP/CFG commands on their way to the hub."""
         with self._lock:
             self._ignore_commands += n
 
     def reboot(self) -> None:
-        """Restart: new boot_id, seq from 0, HELLO; the tags lying there stay."""
+        """Restart: a fresh firmware ``Hub`` with a new boot_id, seq from 0, HELLO;
+        the tags lying there stay."""
         with self._lock:
             self.boot_id = new_boot_id()
-            self._boot(announce=True)
+            if self._transport is not None:
+                self._boot()
 
     def fail_reader(self, reader: int) -> None:
-        """Reader ``reader`` stops answering: FAULT NOREPLY, its report frozen."""
+        """Reader ``reader`` stops answering: the firmware's next poll reports FAULT NOREPLY."""
         with self._lock:
-            r = self._reader(reader)
-            if r not in self._failed:
-                self._failed.add(r)
-                self._send("FAULT", r, "NOREPLY")
+            self._readers[self._reader(reader)].failed = True
 
     def heal_reader(self, reader: int) -> None:
-        """Reader ``reader`` answers again: FAULT OK, polling resumes."""
+        """Reader ``reader`` answers again: the firmware's next retry (within 1 s) says FAULT OK."""
         with self._lock:
-            r = self._reader(reader)
-            if r in self._failed:
-                self._failed.discard(r)
-                self._send("FAULT", r, "OK")
+            self._readers[self._reader(reader)].failed = False
 
     def go_silent(self, seconds: float) -> None:
         """Hang for ``seconds``: no polls, no frames, host commands ignored."""
@@ -408,6 +583,7 @@ class HubEmulator:
         """Pull the cable: the pty (or TCP server) goes away, the hub loses power."""
         with self._lock:
             self._drop_transport()
+            self._hub = None
             log.info("hub emulator unplugged")
 
     def _drop_transport(self) -> None:
@@ -432,181 +608,15 @@ class HubEmulator:
             else:
                 raise RuntimeError("replug() before open_pty() or serve_tcp()")
 
-    # ------------------------------------------------------------------ sending
-
-    def _boot(self, announce: bool) -> None:
-        """Power-on: seq 0, uptime 0, a scan of the readers, then HELLO."""
-        self._seq = 0
-        self._boot_at = self._scans_since = time.monotonic()
-        self._scans = 0
-        self._tx_dropped = 0
-        self.leds.clear()
-        self.text_rows.clear()
-        now = time.monotonic()
-        for r, uid in enumerate(self._tags):      # the boot scan: what lies there is known at once
-            self._reported[r] = self._candidate[r] = uid
-            self._polls[r] = 2 if uid else 0
-            self._last_seen[r] = now
-        self._next_state = now + self.state_ms / 1000
-        self._next_hb = now + self.hb_ms / 1000
-        if announce:
-            self._send_hello()
-
-    def _send_hello(self) -> None:
-        self._send("HELLO", self.proto, self.fw_version, self.boot_id, self.readers)
-
-    def _send_state(self) -> None:
-        self._send("STATE", *(uid or "-" for uid in self._reported))
-
-    def _next_seq(self) -> int:
-        seq = self._seq
-        self._seq = (seq + 1) % SEQ_MODULO
-        return seq
-
-    @staticmethod
-    def _take(rules: list[tuple[int, frozenset[str] | None]], verb: str) -> bool:
-        for i, (n, verbs) in enumerate(rules):
-            if verbs is None or verb in verbs:
-                if n <= 1:
-                    del rules[i]
-                else:
-                    rules[i] = (n - 1, verbs)
-                return True
-        return False
-
-    def _send(self, verb: str, *fields: object) -> None:
-        """Number and send one frame, applying the injected faults."""
-        if self.silent:
-            return
-        frame = encode(self._next_seq(), verb, *fields)
-        if self._take(self._drop, verb):
-            log.debug("emulator drops %r", frame)
-            return
-        if self._take(self._corrupt, verb):
-            crc = int(frame[-5:-1], 16) ^ 0x0101
-            frame = frame[:-5] + b"%04X\n" % crc
-        if not self._write(frame):
-            self._tx_dropped += 1
-
-    def _write(self, data: bytes, wait: float = WRITE_WAIT) -> bool:
-        transport = self._transport
-        return transport is not None and transport.write(data, wait)
-
-    # ------------------------------------------------------------------ threads
-
-    def _poll_loop(self) -> None:
-        next_poll = time.monotonic()
-        while self._running.is_set():
-            next_poll += self.poll_ms / 1000
-            delay = next_poll - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-            else:
-                next_poll = time.monotonic()
-            with self._lock:
-                if self._transport is None or self.silent:
-                    continue
-                now = time.monotonic()
-                self._poll(now)
-                if now >= self._next_state:
-                    self._next_state = max(self._next_state + self.state_ms / 1000, now)
-                    self._send_state()
-                if now >= self._next_hb:
-                    self._next_hb = max(self._next_hb + self.hb_ms / 1000, now)
-                    uptime = int((now - self._boot_at) * 1000)
-                    scans = round(self._scans / max(now - self._scans_since, 1e-3))
-                    self._scans, self._scans_since = 0, now
-                    self._send("HB", uptime, scans, self._tx_dropped)
-
-    def _poll(self, now: float) -> None:
-        self._scans += self.readers - len(self._failed)
-        for r in range(self.readers):
-            if r in self._failed:
-                continue
-            uid = self._tags[r]
-            if uid is not None:
-                self._polls[r] = self._polls[r] + 1 if uid == self._candidate[r] else 1
-                self._candidate[r] = uid
-                self._last_seen[r] = now
-                if self._polls[r] >= 2 and self._reported[r] != uid:
-                    if self._reported[r] is not None:
-                        self._send("GONE", r, self._reported[r])
-                    self._reported[r] = uid
-                    self._send("SEEN", r, uid)
-            else:
-                self._candidate[r], self._polls[r] = None, 0
-                old = self._reported[r]
-                if old is not None and (now - self._last_seen[r]) * 1000 >= self.absent_ms:
-                    self._reported[r] = None
-                    self._send("GONE", r, old)
-
-    def _io_loop(self) -> None:
-        while self._running.is_set():
-            transport = self._transport
-            if transport is None:
-                time.sleep(0.01)
-                continue
-            data = transport.read(0.05)
-            if not data:
-                continue
-            with self._lock:
-                if transport is not self._transport or self.silent:
-                    continue                           # a hung hub reads nothing
-                for frame in self._parser.feed(data):
-                    self.received.append(frame)
-                    self._answer(frame)
-
-    def _on_reject(self, exc: FrameError) -> None:
-        frame = exc.frame
-        self.received.append(frame)
-        if frame.verb in ("HELLO", "SNAP"):
-            return
-        self._send("NAK", frame.seq, "BADARG" if isinstance(exc, BadFieldsError) else "UNKNOWN")
-
-    def _answer(self, frame: Frame) -> None:
-        verb, fields = frame.verb, frame.fields
-        if verb == "HELLO":
-            self.host_hello.set()
-            self._send_hello()
-            return
-        if verb == "SNAP":
-            self._send_state()
-            return
-        if self._ignore_commands:
-            self._ignore_commands -= 1
-            return
-        ok = True
-        if verb == "LED":
-            ok = int(fields[0]) < self.n_leds
-            if ok:
-                self.leds[int(fields[0])] = fields[1]
-        elif verb == "TEXT":
-            ok = int(fields[0]) < DISPLAY_ROWS and len(fields[1]) <= 20
-            if ok:
-                self.text_rows[int(fields[0])] = fields[1]
-        elif verb == "BEEP":
-            ok = 0 < int(fields[0]) <= 10_000
-            if ok:
-                self.beeps.append(int(fields[0]))
-        elif verb == "CFG":
-            key, value = fields
-            ok = key in ("absent_ms", "poll_ms") and value.isdigit() and 1 <= int(value) <= 60_000
-            if ok:
-                self.cfg[key] = int(value)
-                setattr(self, key, int(value))
-        if ok:
-            self._send("ACK", frame.seq)
-        else:
-            self._send("NAK", frame.seq, "BADARG")
-
     # ------------------------------------------------------------------ scripts
 
     def play(self, events: Iterable, zones: Sequence[str], deck: dict[str, str] | None = None,
-             speed: float = 1.0) -> threading.Thread:
+             speed: float = 1.0, after: threading.Event | None = None) -> threading.Thread:
         """Play table events (from :func:`controller.core.events.read_events`) in a thread:
         each ``placed``/``removed`` moves its tag on the reader of its zone at
         its ``t`` (divided by ``speed``).  ``card`` events use ``deck`` (card ->
-        uid), else a made-up uid per card."""
+        uid), else a made-up uid per card.  ``after``: the thread waits for it
+        first (``host_hello``: a host connecting late misses no move)."""
         by_zone = {zone: i for i, zone in enumerate(zones)}
         uid_of = dict(deck or {})
         for i, card in enumerate(DECK):
@@ -615,10 +625,14 @@ class HubEmulator:
         for event in events:
             if event.event not in ("placed", "removed") or event.zone not in by_zone:
                 continue
-            uid = event.uid if event.uid is not None else uid_of[str(event.card)]
+            uid = _tag_uid(event.uid if event.uid is not None else uid_of[str(event.card)])
             plan.append((event.t / speed, event.event, by_zone[event.zone], uid))
 
         def run() -> None:
+            if after is not None:
+                while not after.wait(0.1):
+                    if not self._running.is_set():
+                        return
             start = time.monotonic()
             for t, kind, reader, uid in plan:
                 delay = start + t - time.monotonic()
@@ -635,6 +649,72 @@ class HubEmulator:
         thread = threading.Thread(target=run, name="hub-emu script", daemon=True)
         thread.start()
         return thread
+
+    # ------------------------------------------------------------------ the line
+
+    @staticmethod
+    def _take(rules: list[tuple[int, frozenset[str] | None]], verb: str) -> bool:
+        for i, (n, verbs) in enumerate(rules):
+            if verbs is None or verb in verbs:
+                if n <= 1:
+                    del rules[i]
+                else:
+                    rules[i] = (n - 1, verbs)
+                return True
+        return False
+
+    def _output(self, data: bytes) -> None:
+        """What the firmware wrote (one frame or one ``#`` line), faults applied.
+        The lock is held: the firmware only runs under it."""
+        if self.silent:
+            return
+        if data[:1] == b"$":
+            head = data[1:40].split(b" ", 2)
+            verb = head[1].decode("ascii", "replace") if len(head) > 1 else ""
+            if self._take(self._drop, verb):
+                log.debug("emulator drops %r", data)
+                return
+            if self._take(self._corrupt, verb):
+                crc = int(data[-5:-1], 16) ^ 0x0101
+                data = data[:-5] + b"%04X\n" % crc
+            if verb in ("SEEN", "GONE"):
+                self._edge_written_at = time.monotonic()
+        if self._capture is not None:
+            self._capture.append(data)
+        elif not self._write(data) and self._hub is not None:
+            self._hub.tx_dropped += 1           # the line was full: the hub could not send it
+
+    def _write(self, data: bytes, wait: float = WRITE_WAIT) -> bool:
+        transport = self._transport
+        return transport is not None and transport.write(data, wait)
+
+
+def _tag_uid(uid: str) -> str:
+    """A tag's UID as the readers give it: 4, 7 or 10 bytes of hex (PROTOCOL.md)."""
+    text = str(uid).upper()
+    if len(text) not in (8, 14, 20) or any(c not in "0123456789ABCDEF" for c in text):
+        raise ValueError(f"a tag's uid is 8, 14 or 20 hex digits (4, 7 or 10 bytes), got {uid!r}")
+    return text
+
+
+class _Line:
+    """The firmware's transport (``read``/``write``/``wait``, as ``firmware.transport``):
+    what the host wrote, and the emulator's faulty line for what the hub sends."""
+
+    def __init__(self, emulator: HubEmulator):
+        self._emulator = emulator
+
+    def read(self) -> bytes:
+        inbox = self._emulator._inbox
+        data = bytes(inbox)
+        inbox.clear()
+        return data
+
+    def write(self, data: bytes) -> None:
+        self._emulator._output(bytes(data))
+
+    def wait(self, ms: int) -> None:
+        """Unused: the emulator's own loop waits on the pty or socket."""
 
 
 def simulate_deals(players: int = 3, deals: int = 1, seed: int | None = None,
@@ -731,6 +811,8 @@ def cli_main(argv: list[str]) -> int:
     parser.add_argument("--players", type=int, choices=(3, 4), default=3,
                         help="players for --simulate (default 3; zones become seat1..seatN,prikup)")
     parser.add_argument("--seed", type=int, help="random seed for --simulate")
+    parser.add_argument("--no-edge-ms", action="store_true",
+                        help="emulate a hub whose STATE carries no @edge_ms (the host must guess orders)")
     if argv[:1] == ["--"]:                    # `preftable hub-emulator -- --pty …`
         argv = argv[1:]
     args = parser.parse_args(argv)
@@ -739,8 +821,8 @@ def cli_main(argv: list[str]) -> int:
     if args.simulate:
         args.zones = ",".join(zone_names(args.players))
     zones = [z.strip() for z in args.zones.split(",") if z.strip()]
-    if args.readers < 1:
-        parser.error("--readers must be at least 1")
+    if not 1 <= args.readers <= MAX_READERS:
+        parser.error(f"--readers must be 1-{MAX_READERS}")
     try:
         deck = load_deck_cards(args.deck) if args.deck else None
     except (OSError, tomllib.TOMLDecodeError, CardError, AttributeError) as exc:
@@ -752,12 +834,16 @@ def cli_main(argv: list[str]) -> int:
             with open(args.script, encoding="utf-8") as fh:
                 events = list(read_events(fh, zones, on_error=lambda n, msg: print(
                     f"hub-emulator: {args.script}:{n}: {msg}", file=sys.stderr)))
-        except (OSError, EventError) as exc:
+        except (OSError, EventError, OverflowError) as exc:   # OverflowError: a 400-digit t
             print(f"hub-emulator: cannot read script {args.script}: {exc}", file=sys.stderr)
             return 2
     if args.simulate:
         events = simulate_deals(args.players, args.simulate, args.seed)
-    emulator = HubEmulator(readers=max(args.readers, len(zones)) if events else args.readers)
+    readers = max(args.readers, len(zones)) if events else args.readers
+    if readers > MAX_READERS:
+        print(f"hub-emulator: {len(zones)} zones, a hub has at most {MAX_READERS} readers", file=sys.stderr)
+        return 2
+    emulator = HubEmulator(readers=readers, edge_ms=not args.no_edge_ms)
     try:
         if args.tcp is not None:
             host, port = emulator.serve_tcp(args.host, args.tcp)
@@ -769,13 +855,13 @@ def cli_main(argv: list[str]) -> int:
         print(f"hub-emulator: cannot serve: {exc}", file=sys.stderr)
         return 2
     if events:
-        def play_once_greeted() -> None:
+        try:
             # a host connecting late must not miss the first moves (and see them out of turn)
-            emulator.host_hello.wait()
-            print(f"# host said HELLO: playing {len(events)} table events", file=sys.stderr, flush=True)
-            emulator.play(events, zones, deck, speed=args.speed)
-
-        threading.Thread(target=play_once_greeted, name="hub-emu greeted", daemon=True).start()
+            emulator.play(events, zones, deck, speed=args.speed, after=emulator.host_hello)
+        except ValueError as exc:                 # a uid no tag can have
+            print(f"hub-emulator: cannot play {args.script or 'the simulation'}: {exc}", file=sys.stderr)
+            emulator.close()
+            return 2
         print(f"# {len(events)} table events for readers {', '.join(zones)}: playing once the host "
               "says HELLO", file=sys.stderr, flush=True)
     if threading.current_thread() is threading.main_thread():

@@ -6,6 +6,16 @@ thread that does the handshake, keeps a picture of every reader true across
 lost frames, reboots, silences and unplugs, and emits the same
 :class:`~controller.core.events.TableEvent` objects as the ``hw/`` readers.  Host
 commands (LED/TEXT/BEEP/CFG) are non-blocking and tracked to ACK/NAK.
+
+Missed changes (PROTOCOL.md "Keeping the host's view true"): when a STATE
+reveals two or more differences from the host's picture, they are applied in
+the order of the readers' ``edge_ms`` (ties: reader order, the order the hub
+polls and reports in; a reader with no edge since boot changed before all
+that have one).  When that order cannot be known -- a hub that sends no
+``edge_ms``, two readers unchanged since boot, a difference on a reader whose
+later edges were held -- they are applied in reader order and the link says
+so: ``on_order_guessed(zones)`` is called, on the reader thread, just before
+the events of those zones (in the order they will come) reach ``on_event``.
 """
 
 from __future__ import annotations
@@ -22,9 +32,10 @@ from typing import Callable, Sequence
 import serial
 
 from controller.core.errors import LinkError, ProtocolError
+from controller.core.cards import ascii_text
 from controller.core.events import TableEvent, placed, removed
 
-from .codec import PROTO_VERSION, SEQ_MODULO, Frame, FrameParser, encode
+from .codec import MAX_MS, PROTO_VERSION, SEQ_MODULO, TEXT_COLS, TEXT_ROWS, Frame, FrameParser, encode
 
 log = logging.getLogger(__name__)
 
@@ -32,9 +43,13 @@ BAUDRATE = 115200
 READ_TIMEOUT = 0.05       # s; the reader thread's tick
 WRITE_TIMEOUT = 0.5       # s; a hub that stops reading must not block the host forever
 BOOT_SETTLE_MS = 500      # a restarted hub's STATE counts once its uptime is past this (first scans done)
-LINK_COUNTERS = ("events", "gaps", "snaps", "state_fixes", "reboots", "reconnects", "hb_timeouts",
-                 "open_failures", "commands_sent", "command_retries", "commands_acked",
+LINK_COUNTERS = ("events", "gaps", "snaps", "state_fixes", "orders_guessed", "reboots", "reconnects",
+                 "hb_timeouts", "open_failures", "commands_sent", "command_retries", "commands_acked",
                  "commands_nacked", "commands_failed")
+UINT32 = 2**32
+# when a missed difference happened, for ordering (PROTOCOL.md edge_ms)
+BEFORE_BOOT = "before boot"       # the reader has had no edge since the hub booted
+UNKNOWN = "unknown"               # no edge_ms, or its edge_ms is a later (held) edge
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +103,13 @@ class Command:
         return f"<Command {self.verb} {' '.join(self.fields)} {self.state}>"
 
 
+@dataclass(frozen=True, slots=True)
+class OrderGuessed:
+    """In the outbox, before the events whose relative order no edge_ms told."""
+
+    zones: tuple[str, ...]
+
+
 def describe_open_error(url: str, exc: BaseException) -> str:
     """A one-line message a user can act on for a port that would not open."""
     code = getattr(exc, "errno", None)
@@ -122,13 +144,16 @@ class HubLink:
     ``on_event`` receives every table event from the reader thread, stamped
     with ``clock()`` (never decreasing); timeouts use ``time.monotonic``.
     ``on_status`` receives one-line human messages (connected, lost, errors).
+    ``on_order_guessed`` receives the zones of missed changes applied in a
+    guessed order, just before their events (see the module's docstring).
     """
 
     def __init__(self, url: str, zones: Sequence[str | None], on_event: Callable[[TableEvent], None],
                  clock: Callable[[], float] = time.monotonic, hb_timeout: float = 3.0,
                  reply_timeout: float = 0.5, retries: int = 3,
                  reopen_backoff: tuple[float, float] = (0.1, 2.0),
-                 on_status: Callable[[str], None] | None = None, *, baudrate: int = BAUDRATE):
+                 on_status: Callable[[str], None] | None = None, *, baudrate: int = BAUDRATE,
+                 on_order_guessed: Callable[[tuple[str, ...]], None] | None = None):
         self.url = url
         self.zones = tuple(zones)
         self._on_event = on_event
@@ -138,6 +163,7 @@ class HubLink:
         self.retries = retries
         self.backoff_min, self.backoff_max = reopen_backoff
         self._on_status = on_status
+        self._on_order_guessed = on_order_guessed
         self.baudrate = baudrate
 
         self._lock = threading.RLock()
@@ -160,7 +186,7 @@ class HubLink:
         self._boot_settle: float | None = None    # when a restart was seen, until its scans are done
         self._holding = True
         self._held: list[Frame] = []
-        self._outbox: list[TableEvent] = []
+        self._outbox: list[TableEvent | OrderGuessed] = []
         self._last_t = -math.inf
 
         self._seq = 0
@@ -246,16 +272,26 @@ class HubLink:
         return self._command("LED", _nonneg(index, "LED index"), colour)
 
     def text(self, row: int, text: str) -> Command:
-        """Show ``text`` on display row ``row`` (suit symbols become letters, other
-        characters the line cannot carry become ``?``)."""
-        return self._command("TEXT", _nonneg(row, "display row"), _line_safe(text))
+        """Show ``text`` on display row ``row`` (0-3, at most 20 characters: PROTOCOL.md's
+        bounds; suit symbols become letters, other characters the line cannot
+        carry become ``?``)."""
+        line = _line_safe(text)
+        if _nonneg(row, "display row") >= TEXT_ROWS or len(line) > TEXT_COLS:
+            raise ValueError(f"a display row is 0-{TEXT_ROWS - 1} with at most {TEXT_COLS} characters, "
+                             f"got row {row} with {len(line)}")
+        return self._command("TEXT", row, line)
 
     def beep(self, ms: int) -> Command:
-        """Sound the buzzer for ``ms`` milliseconds."""
-        return self._command("BEEP", _nonneg(ms, "beep length"))
+        """Sound the buzzer for ``ms`` milliseconds (0-60000; 0 silences it)."""
+        if _nonneg(ms, "beep length") > MAX_MS:
+            raise ValueError(f"beep length must be at most {MAX_MS} ms, got {ms}")
+        return self._command("BEEP", ms)
 
     def configure(self, key: str, value: object) -> Command:
-        """Set a hub setting (``absent_ms``, ``poll_ms``)."""
+        """Set a hub setting (``absent_ms``, ``poll_ms``); a whole-number value above
+        60000 is refused here (PROTOCOL.md's bound), anything else is the hub's to judge."""
+        if isinstance(value, int) and not isinstance(value, bool) and value > MAX_MS:
+            raise ValueError(f"a hub setting is at most {MAX_MS}, got {key} = {value}")
         return self._command("CFG", str(key), str(value))
 
     # ------------------------------------------------------------------ commands
@@ -579,47 +615,81 @@ class HubLink:
             self._holding = True
             return
         state = [None if f == "-" else f for f in frame.fields]
+        if frame.edge_ms:
+            when: list = [BEFORE_BOOT if e is None else e for e in frame.edge_ms]
+        else:
+            when = [UNKNOWN] * len(state)
         if len(state) < len(self._picture):
             state += [None] * (len(self._picture) - len(state))
+            when += [UNKNOWN] * (len(self._picture) - len(when))
         elif len(state) > len(self._picture):
             self._picture += [None] * (len(state) - len(self._picture))
         self._snap_at = None
         if self._holding:
-            self._replay_held(state)
+            self._replay_held(state, when)
         else:
-            self._apply_state(state)
+            self._apply_state(state, when)
         if self._phase == "snap":
             self._phase = "ready"
             self.error = None
             self._ready.set()
             self._flush_queue()
 
-    def _replay_held(self, state: list[str | None]) -> None:
+    def _replay_held(self, state: list[str | None], when: list) -> None:
         """PROTOCOL.md: apply what the gap lost first, then the held frames."""
         first: dict[int, Frame] = {}
         for frame in self._held:
             first.setdefault(int(frame.fields[0]), frame)
+        missed = []
         for reader in range(len(self._picture)):
             frame = first.get(reader)
             if frame is None:
-                before = state[reader]
+                before, at = state[reader], when[reader]
             elif frame.verb == "GONE":              # the reader as it was just before that frame
-                before = frame.fields[1]
+                before, at = frame.fields[1], UNKNOWN
             else:                                   # SEEN: empty -- unless it is a tag the host
                 uid = frame.fields[1]               # already shows, re-announced (a hub after a
                 before = uid if self._picture[reader] == uid else None    # boot): invent nothing
-            self._set(reader, before)
+                at = UNKNOWN                        # its edge_ms is the held edge's, not this one's
+            if self._picture[reader] != before:
+                missed.append((reader, before, at))
+        self._apply_missed(missed)
         for frame in self._held:
             self._apply_edge(frame)
         self._held.clear()
         self._holding = False
-        self._apply_state(state)                    # anything still off (a second gap)
+        self._apply_state(state, when)              # anything still off (a second gap)
 
-    def _apply_state(self, state: list[str | None]) -> None:
-        for reader, uid in enumerate(state):
-            if self._picture[reader] != uid:
-                self._counters["state_fixes"] += 1
-                self._set(reader, uid)
+    def _apply_state(self, state: list[str | None], when: list) -> None:
+        missed = [(reader, uid, when[reader]) for reader, uid in enumerate(state) if self._picture[reader] != uid]
+        self._counters["state_fixes"] += len(missed)
+        self._apply_missed(missed)
+
+    def _apply_missed(self, missed: list[tuple[int, str | None, object]]) -> None:
+        """Apply missed differences ``(reader, uid, when)`` in the order they happened
+        if the STATE's edge_ms tell it, else in reader order with the guess signalled."""
+        zoned = [m for m in missed if self._zone(m[0]) is not None]
+        if len(zoned) >= 2:
+            unknown = sum(1 for m in zoned if m[2] == UNKNOWN)
+            before_boot = sum(1 for m in zoned if m[2] == BEFORE_BOOT)
+            if unknown or before_boot >= 2:
+                zones = tuple(self._zone(m[0]) for m in zoned)
+                self._counters["orders_guessed"] += 1
+                log.info("table hub: the order of missed changes on %s is unknown; applied in reader "
+                         "order", ", ".join(zones))
+                self._outbox.append(OrderGuessed(zones))
+            else:
+                missed = sorted(missed, key=self._order_key)
+        for reader, uid, _ in missed:
+            self._set(reader, uid)
+
+    def _order_key(self, item: tuple[int, str | None, object]) -> tuple[int, int, int]:
+        reader, _, at = item
+        if not isinstance(at, int):                 # before boot: before every edge since
+            return (0, 0, reader)
+        # edge_ms wraps at 2**32 (49.7 days): compare it relative to the latest uptime heard
+        ref = self.last_hb[0] if self.last_hb is not None else 0
+        return (1, (at - ref + UINT32 // 2) % UINT32, reader)
 
     def _apply_edge(self, frame: Frame) -> None:
         reader, uid = int(frame.fields[0]), frame.fields[1]
@@ -656,8 +726,15 @@ class HubLink:
         self._last_t = t
         return t
 
-    def _emit(self, events: list[TableEvent]) -> None:
+    def _emit(self, events: list[TableEvent | OrderGuessed]) -> None:
         for event in events:
+            if isinstance(event, OrderGuessed):
+                if self._on_order_guessed is not None:
+                    try:
+                        self._on_order_guessed(event.zones)
+                    except Exception:               # the game's bug must not kill the link
+                        log.exception("on_order_guessed failed for %s", event.zones)
+                continue
             self._counters["events"] += 1
             try:
                 self._on_event(event)
@@ -679,14 +756,6 @@ def _nonneg(value: object, what: str) -> int:
     return value
 
 
-_SUITS = {"\u2660": "s", "\u2663": "c", "\u2666": "d", "\u2665": "h",
-          "\u2664": "s", "\u2667": "c", "\u2662": "d", "\u2661": "h"}
-
-
 def _line_safe(text: str) -> str:
     """``text`` in the characters a TEXT frame can carry."""
-    out = []
-    for ch in str(text):
-        ch = _SUITS.get(ch, ch)
-        out.append(ch if " " <= ch <= "~" and ch not in "$*" else "?")
-    return "".join(out)
+    return ascii_text(text)

@@ -41,6 +41,7 @@ from typing import Callable, Protocol, Sequence, TextIO
 
 import serial
 
+from controller.core.cards import SUIT_SYMBOLS, SYMBOL_TO_SUIT
 from controller.core.errors import HardwareError
 
 log = logging.getLogger(__name__)
@@ -64,8 +65,9 @@ SUIT_GLYPHS: dict[str, tuple[int, tuple[int, ...]]] = {
     "\u2665": (4, (0x00, 0x0A, 0x1F, 0x1F, 0x0E, 0x04, 0x00, 0x00)),  # ♥
 }
 # The outlined suits ♤ ♧ ♢ ♡ are drawn with the same glyphs.
-_SUIT_ALIASES = {"\u2664": "\u2660", "\u2667": "\u2663", "\u2662": "\u2666", "\u2661": "\u2665"}
-_SUIT_LETTERS = {"\u2660": "s", "\u2663": "c", "\u2666": "d", "\u2665": "h"}
+# white suit symbols drawn as the filled ones; the suits as letters where a stream has no symbols
+_SUIT_ALIASES = {sym: SUIT_SYMBOLS[suit] for sym, suit in SYMBOL_TO_SUIT.items() if sym != SUIT_SYMBOLS[suit]}
+_SUIT_LETTERS = {SUIT_SYMBOLS[suit]: suit for suit in SUIT_SYMBOLS}
 
 
 class Display(Protocol):

@@ -25,6 +25,8 @@ import types
 import warnings
 from typing import Callable
 
+from .header import SPI_BUS_PINS, spi_pin_user
+
 # Constants, with the values of RPi.GPIO 0.7.
 BOARD = 10
 BCM = 11
@@ -56,7 +58,7 @@ BOARD_TO_BCM: dict[int, int] = {
 }
 # What a freshly booted Pi with SPI, I2C and the serial port enabled has on its pins.
 DEFAULT_ALT_FUNCTIONS: dict[int, int] = {
-    2: I2C, 3: I2C, 7: SPI, 8: SPI, 9: SPI, 10: SPI, 11: SPI, 14: SERIAL, 15: SERIAL,
+    2: I2C, 3: I2C, **{pin: SPI for pin in SPI_BUS_PINS[0]}, 14: SERIAL, 15: SERIAL,
 }
 
 # RPi.GPIO's own messages.
@@ -113,8 +115,12 @@ class FakeGPIO:
     VERSION, RPI_REVISION = VERSION, RPI_REVISION
 
     def __init__(self, clock: Clock = time.monotonic, *,
-                 alt_functions: dict[int, int] | None = None, no_access: bool = False):
+                 alt_functions: dict[int, int] | None = None, no_access: bool = False,
+                 spi_buses: tuple[int, ...] = ()):
         self.clock = clock
+        # SPI buses enabled in config.txt (0: dtparam=spi=on, 1: dtoverlay=spi1-3cs): their pins
+        # belong to the SPI controller and setup() refuses them (a real Pi would silently break the bus).
+        self.spi_buses = tuple(spi_buses)
         self.RPI_INFO = dict(RPI_INFO)
         self.no_access = no_access
         self.history: list[tuple[float, int, int]] = []          # (t, bcm pin, level) per output
@@ -162,6 +168,10 @@ class FakeGPIO:
             pins = [self._to_bcm(c) for c in _channels(channel)]
             if self.no_access:
                 raise RuntimeError(MSG_NO_ACCESS)
+            for pin in pins:
+                user = spi_pin_user(pin, self.spi_buses)
+                if user is not None:
+                    raise RuntimeError(f"GPIO{pin} is {user}, enabled: it cannot be a GPIO too")
             for pin in pins:
                 if self._warnings and pin in self._alt and pin not in self._direction:
                     warnings.warn(MSG_IN_USE, RuntimeWarning, stacklevel=2)

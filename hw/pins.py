@@ -36,7 +36,33 @@ HINT_INSTALL = ("install it on the Pi with pip install 'preftable[pi]', "
                 f"or set {ENV_VAR}=mock to simulate the pins")
 HINT_ACCESS = ("no access to /dev/gpiomem: add the user to the gpio group "
                "(sudo usermod -aG gpio $USER, then log in again) or run as root")
+HINT_ACCESS_IN_GROUP = ("no access to /dev/gpiomem although the user is in the gpio group: under systemd the "
+                        "unit must allow the device by its /proc/devices name (DeviceAllow=char-rpi-gpiomem rw "
+                        "on bookworm, char-bcm2835-gpiomem before; see systemctl cat preftable), else check "
+                        "that /dev/gpiomem exists")
 HINT_NOT_PI = f"this is not a Raspberry Pi: set {ENV_VAR}=mock to simulate the pins"
+HINT_PI5 = ("RPi.GPIO cannot drive a Raspberry Pi 5's pins: install the lgpio drop-in instead "
+            "(pip uninstall RPi.GPIO; pip install rpi-lgpio, or pip install 'preftable[pi5]')")
+MODEL_FILES = ("/proc/device-tree/model", "/sys/firmware/devicetree/base/model")
+
+
+def board_model(paths: Iterable[str] = MODEL_FILES) -> str | None:
+    """The device tree's model ("Raspberry Pi 5 Model B Rev 1.0"), or None (not a Pi, or unknown)."""
+    for path in paths:
+        try:
+            with open(path, "rb") as fh:
+                return fh.read().rstrip(b"\0\n").decode("ascii", "replace") or None
+        except OSError:
+            continue
+    return None
+
+
+def _in_group(name: str) -> bool:
+    try:
+        import grp
+        return grp.getgrnam(name).gr_gid in set(os.getgroups()) | {os.getegid()}
+    except (ImportError, KeyError):
+        return False
 
 
 class InvalidPin(ConfigError):
@@ -62,8 +88,12 @@ def explain(exc: BaseException, pin: int | None = None, owner: str | None = None
         return HardwareError(f"{where}RPi.GPIO cannot be imported ({text}): {HINT_INSTALL}")
     if isinstance(exc, PermissionError) or "no access" in low or "/dev/mem" in low \
             or "/dev/gpiomem" in low or "permission" in low:
-        return HardwareError(f"{where}{HINT_ACCESS} ({text})")
+        hint = HINT_ACCESS_IN_GROUP if _in_group("gpio") else HINT_ACCESS
+        return HardwareError(f"{where}{hint} ({text})")
     if "raspberry pi" in low or "not running on a rpi" in low or "soc peripheral" in low:
+        model = board_model() or ""
+        if model.startswith("Raspberry Pi"):
+            return HardwareError(f"{where}{HINT_PI5 if ' 5' in model else 'RPi.GPIO does not know this ' + model + ': ' + HINT_PI5} ({text})")
         return HardwareError(f"{where}{HINT_NOT_PI} ({text})")
     if isinstance(exc, OSError):
         return HardwareError(f"{where}{exc.strerror or text}: check the wiring and that no other program holds the pin")
@@ -303,8 +333,9 @@ class MockFactory(PinFactory):
 
     name = "mock"
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic, *, fake: FakeGPIO | None = None):
-        self.fake = fake if fake is not None else FakeGPIO(clock=clock)
+    def __init__(self, clock: Callable[[], float] = time.monotonic, *, fake: FakeGPIO | None = None,
+                 spi_buses: tuple[int, ...] = ()):
+        self.fake = fake if fake is not None else FakeGPIO(clock=clock, spi_buses=spi_buses)
         super().__init__(self.fake)
 
 
@@ -322,18 +353,25 @@ class RPiGPIOFactory(PinFactory):
 
 
 def default_factory(name: str | None = None, *, environ: Mapping[str, str] | None = None,
-                    gpiomem: str = GPIOMEM, clock: Callable[[], float] = time.monotonic) -> PinFactory:
+                    gpiomem: str = GPIOMEM, clock: Callable[[], float] = time.monotonic,
+                    model_files: Iterable[str] = MODEL_FILES) -> PinFactory:
     """The pin factory to use: ``name`` ("rpigpio"/"mock"), else ``$PREFTABLE_PIN_FACTORY``,
-    else rpigpio when ``/dev/gpiomem`` exists, else mock.  Logs the choice."""
+    else rpigpio on a Raspberry Pi (the device tree says so, or ``/dev/gpiomem`` exists; on a
+    Pi 5 ``RPi.GPIO`` must be the rpi-lgpio drop-in), else mock -- with a warning.  On a Pi it
+    never falls back to mock pins: a failing RPi.GPIO is an error that says what to install."""
     env = os.environ if environ is None else environ
+    model = board_model(model_files)
     if name is not None:
         chosen, why = name, "asked for"
     elif env.get(ENV_VAR):
         chosen, why = env[ENV_VAR], f"from ${ENV_VAR}"
+    elif model is not None and model.startswith("Raspberry Pi"):
+        chosen, why = "rpigpio", f"this is a {model}"
     elif os.path.exists(gpiomem):
         chosen, why = "rpigpio", f"{gpiomem} exists"
     else:
-        chosen, why = "mock", f"no {gpiomem}: simulating the pins"
+        chosen, why = "mock", f"no {gpiomem} and no Raspberry Pi model: simulating the pins"
+        log.warning("pin factory: mock (%s); LEDs, buzzer, buttons and reset lines do nothing", why)
     key = chosen.strip().lower()
     if key not in FACTORY_NAMES:
         raise ConfigError(f"unknown pin factory {chosen!r} ({why}); expected one of "

@@ -21,12 +21,24 @@ The defects of ``mfrc522`` 0.0.7 are worked around without forking it:
 - in BCM numbering its default reset pin is GPIO15 (UART RX): a pin is required;
 - every instance adds a ``StreamHandler`` to ``mfrc522Logger``: removed again.
 
-The driver initialises the chip (soft reset, antenna on) and owns the SPI
-device; polling is the reader's own code on that device: WUPA, then per
+Power-up follows the datasheet (:func:`open_readers`): every reader's NRSTPD
+goes high first -- a chip still in reset loads the MISO line the bus shares --
+then one wait for the crystals (``OSC_WAIT_S``), then per chip SoftReset, a poll
+until PowerDown reads 0, the configuration written and read back; a reader
+whose registers do not stick is logged and is not :meth:`Reader.alive`.  Any
+VersionReg but 0x00/0xFF is a working chip (clones read 0x88, 0xB2, 0x12).
+
+The driver opens the SPI device; polling is the reader's own code on it: WUPA, then per
 cascade level ANTICOLL (or, for a UID read last time, SELECT straight away),
 SELECT while the UID is incomplete, and a closing one-byte frame that sends
 the tag back to IDLE so the next WUPA -- ours or a cross-talking neighbour's --
 finds it.  FIFO bursts and multi-register reads keep the SPI traffic small.
+On ErrIRq (a collision is heard mid-frame) it waits for the receive to end and
+flushes the FIFO.  Whether a level's 4 bytes end the UID is decided by the SAK
+when they start with 0x88.  :meth:`Reader.read_uids` adds, every few polls, a
+full scan that walks both sides of every collision, so a card laid on an
+occupied reader is seen (stacked cards).  The SPI backend (``$PREFTABLE_SPI_BACKEND``)
+is chosen on its own, never from the pin factory.
 """
 
 from __future__ import annotations
@@ -45,18 +57,23 @@ from typing import Any, Protocol
 
 from controller.core.errors import ConfigError, HardwareError
 
-from . import rc522_chip as chip_regs
-from .pins import MockFactory, PinFactory
+from . import rc522_regs as chip_regs
+from .header import SPI_BUS_PINS
+from .pins import PinFactory
 
 log = logging.getLogger(__name__)
 
 DRIVER_LOGGER = "mfrc522Logger"
-VERSIONS_OK = (0x91, 0x92)
-SPI_PINS = {0: (7, 8, 9, 10, 11), 1: (16, 17, 18, 19, 20, 21)}
+VERSIONS_OK = tuple(chip_regs.KNOWN_VERSIONS)          # named versions; any but 0x00/0xFF answers
+SPI_PINS = {bus: tuple(sorted(pins)) for bus, pins in SPI_BUS_PINS.items()}
 DEFAULT_TIMEOUT_S = 0.001
 TIMER_TICK_S = (2 * 0xA9 + 1) / chip_regs.FC          # TPrescaler 169: 25 us per tick
+OSC_WAIT_S = 0.05              # after NRSTPD goes high: the crystal's start-up, as the Arduino library waits
+POWER_DOWN_WAIT_S = 0.05       # after SoftReset: PowerDown must read 0 by then
+FULL_SCAN_EVERY = 4            # a full REQA/anticollision every so many polls of a reader holding a tag
+MAX_STACK = 4                  # tags read from one reader in one full scan
 SPI_HINT = ("enable SPI with `sudo raspi-config` (Interface Options > SPI), for spidev1.x add "
-            "`dtoverlay=spi1-3cs` to /boot/config.txt and reboot")
+            "`dtoverlay=spi1-3cs` to /boot/firmware/config.txt and reboot")
 SPI_ACCESS_HINT = "add the user to the spi group (`sudo usermod -aG spi $USER`, then log in again)"
 
 _W = lambda reg: (reg << 1) & 0x7E                      # noqa: E731  (SPI address bytes)
@@ -64,7 +81,7 @@ _R = lambda reg: ((reg << 1) & 0x7E) | 0x80             # noqa: E731
 
 
 class ReaderFault(HardwareError):
-    """A reader stopped answering (VersionReg not 0x91/0x92, or its IRQ never comes)."""
+    """A reader stopped answering (VersionReg 0x00/0xFF, registers that do not stick, no IRQ)."""
 
 
 # ------------------------------------------------------------------------------------------ driver
@@ -110,6 +127,7 @@ class SpiBackend(Protocol):
 
     def spidev(self) -> Any: ...
     def pins(self) -> PinFactory: ...
+    def now(self) -> float: ...
     def sleep(self, seconds: float) -> None: ...
     def wire(self, bus: int, device: int, pin_rst: int, pins: PinFactory) -> None: ...
 
@@ -141,6 +159,9 @@ class RealBackend:
                 self._pins = RPiGPIOFactory()
             return self._pins
 
+    def now(self) -> float:
+        return time.monotonic()
+
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)
 
@@ -153,12 +174,16 @@ class FakeBackend:
 
     name = "fake"
 
-    def __init__(self, spi: "chip_regs.FakeSpidev | None" = None, pins: MockFactory | None = None):
-        self.spi = spi if spi is not None else chip_regs.FakeSpidev()
-        self.clock = self.spi.clock
-        self._pins = pins if pins is not None else MockFactory(clock=self.clock)
+    def __init__(self, spi: Any = None, pins: Any = None):
+        from . import rc522_chip
+        from .pins import MockFactory
 
-    def add_chip(self, bus: int, device: int, **kwargs: Any) -> "chip_regs.EmulatedMFRC522":
+        self.spi = spi if spi is not None else rc522_chip.FakeSpidev()
+        self.clock = self.spi.clock
+        self._pins = pins if pins is not None else MockFactory(clock=self.clock, spi_buses=(0, 1))
+
+    def add_chip(self, bus: int, device: int, **kwargs: Any) -> Any:
+        """An emulated chip (:class:`hw.rc522_chip.EmulatedMFRC522`) behind ``/dev/spidev<bus>.<device>``."""
         return self.spi.add_chip(bus, device, **kwargs)
 
     def spidev(self) -> Any:
@@ -166,6 +191,9 @@ class FakeBackend:
 
     def pins(self) -> PinFactory:
         return self._pins
+
+    def now(self) -> float:
+        return self.clock()
 
     def sleep(self, seconds: float) -> None:
         self.clock.advance(seconds)
@@ -178,15 +206,47 @@ class FakeBackend:
             chip.watch_reset_pin(fake, pin_rst)
 
 
-def default_backend(pins: PinFactory | None = None,
-                    spi: "chip_regs.FakeSpidev | None" = None) -> SpiBackend:
-    """Emulated readers when ``spi`` is given or ``pins`` is a :class:`MockFactory`, else the Pi's."""
-    if spi is not None or isinstance(pins, MockFactory):
+SPI_BACKEND_VAR = "PREFTABLE_SPI_BACKEND"
+SPI_BACKENDS = ("spidev", "fake")
+
+
+def default_backend(pins: PinFactory | None = None, spi: Any = None, *, name: str | None = None,
+                    environ: "os._Environ[str] | dict[str, str] | None" = None) -> SpiBackend:
+    """Where the readers are, chosen on its own -- never from the pin factory (mock pins on a Pi
+    still drive real readers): emulated chips when ``spi`` (a fake spidev) is given or ``name``
+    / ``$PREFTABLE_SPI_BACKEND`` says "fake", else the Pi's ``/dev/spidev*``."""
+    env = os.environ if environ is None else environ
+    chosen = (name or env.get(SPI_BACKEND_VAR) or ("fake" if spi is not None else "spidev")).strip().lower()
+    if chosen not in SPI_BACKENDS:
+        raise ConfigError(f"unknown SPI backend {chosen!r} (asked for {'by name' if name else 'in $' + SPI_BACKEND_VAR}); "
+                          f"expected one of {', '.join(SPI_BACKENDS)}",
+                          key=SPI_BACKEND_VAR if name is None else "spi_backend")
+    if chosen == "fake":
+        from .pins import MockFactory
         return FakeBackend(spi, pins if isinstance(pins, MockFactory) else None)
     return RealBackend(pins)
 
 
 # ------------------------------------------------------------------------------------------ reader
+def open_readers(wiring, spd: int = 1_000_000, backend: SpiBackend | None = None, *,
+                 factory: PinFactory | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> list["Reader"]:
+    """Readers for ``wiring`` (``(bus, device, reset_pin)`` each), powered up in the datasheet's
+    order: every NRSTPD high first (a chip still in reset loads the shared MISO line), one wait
+    for the oscillators, then each chip soft-reset, configured and read back."""
+    readers: list[Reader] = []
+    try:
+        for bus, device, pin_rst in wiring:
+            readers.append(Reader(bus, device, pin_rst, spd, backend, factory=factory, timeout_s=timeout_s,
+                                  start=False))
+        for reader in readers:
+            reader.start()
+    except BaseException:
+        for reader in readers:
+            reader.close()
+        raise
+    return readers
+
+
 class Reader:
     """One RC522 on ``/dev/spidev<bus>.<device>`` with its reset (NRSTPD) on BCM ``pin_rst``.
 
@@ -198,7 +258,7 @@ class Reader:
 
     def __init__(self, bus: int, device: int, pin_rst: int, spd: int = 1_000_000,
                  backend: SpiBackend | None = None, *, factory: PinFactory | None = None,
-                 timeout_s: float = DEFAULT_TIMEOUT_S):
+                 timeout_s: float = DEFAULT_TIMEOUT_S, start: bool = True):
         self.bus, self.device, self.pin_rst, self.spd = bus, device, pin_rst, spd
         self.name = f"spidev{bus}.{device}"
         if isinstance(pin_rst, bool) or not isinstance(pin_rst, int):
@@ -218,20 +278,45 @@ class Reader:
         self._armed = self._answered = False
         self._fifo_dirty = True
         self._closed = False
+        self._drv: Any = None
+        self._spi: Any = None
+        self.configured = False                    # the configuration read back as written
+        self.stack: tuple[str, ...] = ()           # the UIDs of the last full scan, when several
+        self._polls = 0
+        self._choices: list[int] | None = None     # a full scan's way through the collisions
+        self._taken: list[int] | None = None
         self._gpio = pins.scoped_gpio(f"RC522 reader {self.name} (reset)")
-        module = load_driver(self._gpio, self.backend.spidev(), self.name.replace(".", "_"))
-        self._drv = self._open_driver(module)
-        self._spi = self._drv.spi
+        self.backend.wire(bus, device, pin_rst, pins)
+        # Power-up, first half: NRSTPD high (every reader's, before any chip is spoken to: a chip
+        # held in reset loads the shared MISO line); start() waits for the crystal.
+        self._gpio.setup(pin_rst, self._gpio.OUT, initial=self._gpio.HIGH)
+        self._powered_at = self.backend.now()
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Power-up, second half: wait for the oscillator, open the driver, soft reset, configure
+        and read the configuration back (a reader whose registers do not stick is logged and is
+        not :meth:`alive`)."""
+        wait = OSC_WAIT_S - (self.backend.now() - self._powered_at)
+        if wait > 0:
+            self.backend.sleep(wait)
         try:
-            self.backend.wire(bus, device, pin_rst, pins)
+            try:
+                spidev = self.backend.spidev()
+            except HardwareError as exc:
+                raise HardwareError(f"cannot open /dev/spidev{self.bus}.{self.device}: {exc}") from exc
+            module = load_driver(self._gpio, spidev, self.name.replace(".", "_"))
+            self._drv = self._open_driver(module)
+            self._spi = self._drv.spi
             self._init_chip()
             if not self.alive():
-                log.warning("%s", self._fault_text(f"VersionReg reads 0x{self.version():02X}"))
+                log.warning("%s", self._fault_text(self._health_text()))
         except BaseException:
             self.close()
             raise
-        log.debug("reader %s ready (reset GPIO%d, %d Hz, timeout %.2f ms)", self.name, pin_rst, spd,
-                  self.timeout_s * 1e3)
+        log.debug("reader %s ready (reset GPIO%d, %d Hz, timeout %.2f ms, VersionReg %s)", self.name,
+                  self.pin_rst, self.spd, self.timeout_s * 1e3, chip_regs.version_name(self.version()))
 
     def __repr__(self) -> str:
         return f"Reader({self.name}, reset=GPIO{self.pin_rst})"
@@ -269,14 +354,34 @@ class Reader:
             logger.setLevel(level)
         return drv
 
+    def _config(self) -> tuple[tuple[int, int], ...]:
+        return ((chip_regs.T_MODE, 0x80),                   # TAuto, prescaler high nibble 0
+                (chip_regs.T_PRESCALER, 0xA9),              # 25 us per tick
+                (chip_regs.T_RELOAD_H, self._reload >> 8),
+                (chip_regs.T_RELOAD_L, self._reload & 0xFF),
+                (chip_regs.TX_ASK, 0x40),                   # 100 % ASK
+                (chip_regs.MODE, 0x3D),                     # CRC preset 0x6363
+                (chip_regs.TX_CONTROL, 0x83))               # antenna on (TX1, TX2)
+
     def _init_chip(self) -> None:
-        """The driver's init (soft reset, antenna on), then the short timer."""
-        self._drv.MFRC522_Init()
-        write = self._drv.Write_MFRC522
-        write(chip_regs.T_MODE, 0x80)                       # TAuto, prescaler high nibble 0
-        write(chip_regs.T_PRESCALER, 0xA9)                  # 25 us per tick
-        write(chip_regs.T_RELOAD_H, self._reload >> 8)
-        write(chip_regs.T_RELOAD_L, self._reload & 0xFF)
+        """SoftReset, wait until PowerDown reads 0, configure, read the configuration back."""
+        x = self._xfer
+        self.configured = False
+        x([_W(chip_regs.COMMAND), chip_regs.CMD_SOFT_RESET])
+        waited = 0.0
+        while x([_R(chip_regs.COMMAND), 0])[1] & chip_regs.POWER_DOWN:
+            if waited >= POWER_DOWN_WAIT_S:
+                log.warning("%s", self._fault_text("PowerDown still set %.0f ms after SoftReset"
+                                                   % (POWER_DOWN_WAIT_S * 1e3)))
+                break
+            self.backend.sleep(0.001)
+            waited += 0.001
+        config = self._config()
+        for reg, value in config:
+            x([_W(reg), value])
+        back = x([_R(reg) for reg, _ in config] + [0])[1:]
+        self._stuck = [(reg, value, got) for (reg, value), got in zip(config, back) if got != value]
+        self.configured = not self._stuck
         self._armed = self._answered = False
         self._fifo_dirty = True
         self._tx_last_bits = 0x07
@@ -288,7 +393,8 @@ class Reader:
             return
         self._closed = True
         try:
-            self._spi.close()
+            if self._spi is not None:
+                self._spi.close()
         finally:
             self._gpio.cleanup(self.pin_rst)
 
@@ -303,12 +409,20 @@ class Reader:
         return self._xfer([_R(chip_regs.VERSION), 0])[1]
 
     def alive(self) -> bool:
-        """True when VersionReg reads 0x91 or 0x92."""
+        """True when VersionReg answers (anything but 0x00/0xFF: clones read 0x88, 0xB2, 0x12)
+        and the configuration written at the last init read back unchanged."""
         try:
-            return self.version() in VERSIONS_OK
+            return self.configured and chip_regs.chip_answers(self.version())
         except OSError as exc:
             log.debug("reader %s: %s", self.name, exc)
             return False
+
+    def _health_text(self) -> str:
+        version = chip_regs.version_name(self.version())
+        if not self.configured:
+            regs = ", ".join(f"0x{reg:02X}=0x{got:02X} (wrote 0x{value:02X})" for reg, value, got in self._stuck)
+            return f"VersionReg {version}; registers did not stick: {regs}"
+        return f"VersionReg {version}"
 
     def reset(self) -> None:
         """Hard reset: pulse the reset pin LOW, wait for the oscillator, init again."""
@@ -317,9 +431,9 @@ class Reader:
         self._gpio.output(self.pin_rst, 0)
         self.backend.sleep(0.0001)
         self._gpio.output(self.pin_rst, 1)
-        for _ in range(50):                                 # oscillator start-up: up to ~50 ms
+        for _ in range(round(OSC_WAIT_S / 0.001)):         # oscillator start-up: up to 50 ms
             self.backend.sleep(0.001)
-            if self.alive():
+            if chip_regs.chip_answers(self.version()):
                 break
         self._init_chip()
 
@@ -343,6 +457,9 @@ class Reader:
         if atqa is None:
             return None                                      # (ATQAs of different tags may collide: fine)
         self._answered = True
+        return self._read_levels()
+
+    def _read_levels(self) -> bytes | None:
         known = self._known_parts()
         uid = b""
         for sel in chip_regs.SEL_CODES:
@@ -357,14 +474,52 @@ class Reader:
                 part = self._anticoll(sel)
                 if part is None:
                     return None
-                if part[0] == chip_regs.CASCADE_TAG:         # more levels: select this one
-                    sak = self._select(sel, part)
-                    if sak is None or not sak & 0x04:
+                if part[0] == chip_regs.CASCADE_TAG:         # a cascade tag, or a 4-byte UID that starts 0x88:
+                    sak = self._select(sel, part)            # the SAK decides
+                    if sak is None:
                         return None
+                    if not sak & chip_regs.SAK_UID_INCOMPLETE:
+                        return uid + part
             if part[0] != chip_regs.CASCADE_TAG:            # no cascade tag: the UID is complete
                 return uid + part
             uid += part[1:]
         return None
+
+    def read_uids(self) -> list[str]:
+        """Poll once for every tag on the reader: usually the one read last time (its fast path);
+        every :data:`FULL_SCAN_EVERY`-th poll of a reader holding a tag, and every poll while it
+        holds several, a full scan: WUPA and anticollision from the start and, where tags collided,
+        again down the other branch of each collision (ISO 14443-3's bit tree), up to
+        :data:`MAX_STACK` tags.  So a card laid on an occupied reader is seen; ``stack`` holds the
+        UIDs while there are several."""
+        self._polls += 1
+        if not self.stack and (self._last is None or (self._polls + 3 * self.bus + self.device) % FULL_SCAN_EVERY):
+            uid = self.read_uid()
+            return [] if uid is None else [uid]
+        found: list[bytes] = []
+        todo: list[list[int]] = [[]]                  # collision choices to follow (default: 1)
+        self._last = None                             # no fast path: anticollision from the start
+        while todo and len(found) < MAX_STACK:
+            self._choices, self._taken = todo.pop(0), []
+            self._answered = False
+            try:
+                uid = self._read()
+            finally:
+                if self._answered:
+                    self._release()
+            taken = self._taken
+            self._choices = self._taken = None
+            if uid is None:
+                continue
+            if uid not in found:
+                found.append(uid)
+            for i in range(len(taken) - 1, -1, -1):   # the other side of every collision passed
+                if taken[i] == 1 and len(found) + len(todo) < MAX_STACK:
+                    todo.append(taken[:i] + [0])
+        self._last = found[0] if len(found) == 1 else None
+        uids = [u.hex().upper() for u in found]
+        self.stack = tuple(uids) if len(uids) > 1 else ()
+        return uids
 
     def _known_parts(self) -> list[bytes] | None:
         u = self._last
@@ -404,7 +559,15 @@ class Reader:
                 log.debug("reader %s: unusable collision position %d", self.name, coll)
                 return None
             index, bit = divmod(new_known - 1, 8)
-            buf[index] |= 1 << bit                           # take the tags with a 1 there
+            choice = 1                                       # take the tags with a 1 there ...
+            if self._taken is not None:                      # ... unless a full scan walks the other way
+                i = len(self._taken)
+                choice = self._choices[i] if i < len(self._choices) else 1
+                self._taken.append(choice)
+            if choice:
+                buf[index] |= 1 << bit
+            else:
+                buf[index] &= ~(1 << bit) & 0xFF
             for clear in range(index + 1, 5):
                 buf[clear] = 0
             buf[index] &= (1 << (bit + 1)) - 1
@@ -427,23 +590,28 @@ class Reader:
         if self._closed:
             return
         try:
-            x = self._xfer
-            x([_W(chip_regs.COMMAND), chip_regs.CMD_IDLE])  # IdleIRq is clear: only a command ending sets it
-            if self._fifo_dirty:
-                x([_W(chip_regs.FIFO_LEVEL), 0x80])
-            if self._tx_last_bits:
-                x([_W(chip_regs.BIT_FRAMING), 0x00])
-            x([_W(chip_regs.FIFO_DATA), 0x00])
-            x([_W(chip_regs.COMMAND), chip_regs.CMD_TRANSMIT])
-            self._fifo_dirty = self._armed = False
-            for _ in range(self._max_polls(1, 0)):
-                if x([_R(chip_regs.COMM_IRQ), 0])[1] & chip_regs.IRQ_IDLE:
-                    break
-            else:
-                raise ReaderFault(self._fault_text("its transmission never ended"))
-            x([_W(chip_regs.CONTROL), 0x80])                 # TStopNow
+            self._transmit(b"\x00")
+            self._xfer([_W(chip_regs.CONTROL), 0x80])        # TStopNow
         except OSError as exc:
             log.debug("reader %s: release frame not sent: %s", self.name, exc)
+
+    def _transmit(self, frame: bytes) -> None:
+        """Send ``frame`` with the Transmit command (no answer expected) and wait for its end."""
+        x = self._xfer
+        x([_W(chip_regs.COMMAND), chip_regs.CMD_IDLE])      # IdleIRq is clear: only a command ending sets it
+        if self._fifo_dirty:
+            x([_W(chip_regs.FIFO_LEVEL), 0x80])
+        if self._tx_last_bits:
+            x([_W(chip_regs.BIT_FRAMING), 0x00])
+            self._tx_last_bits = 0
+        x([_W(chip_regs.FIFO_DATA), *frame])
+        x([_W(chip_regs.COMMAND), chip_regs.CMD_TRANSMIT])
+        self._fifo_dirty = self._armed = False
+        for _ in range(self._max_polls(len(frame), 0)):
+            if x([_R(chip_regs.COMM_IRQ), 0])[1] & chip_regs.IRQ_IDLE:
+                break
+        else:
+            raise ReaderFault(self._fault_text("its transmission never ended"))
 
     def _max_polls(self, nbytes: int, rx_bytes: int = 18) -> int:
         budget = (chip_regs.frame_bits(nbytes, 0) + chip_regs.frame_bits(rx_bytes)) * chip_regs.BIT_S \
@@ -472,23 +640,28 @@ class Reader:
         x([_W(chip_regs.BIT_FRAMING), 0x80 | framing])      # StartSend
         self._tx_last_bits = last_bits
         self._armed = self._fifo_dirty = False
+        # ErrIRq comes mid-frame (a collision is heard at its bit): the frame goes on until RxIRq,
+        # so wait for the receive to end, as the Arduino library and the hub firmware do.
         for _ in range(self._max_polls(len(data), expect)):
             irq = x([_R(chip_regs.COMM_IRQ), 0])[1]
-            if irq & (chip_regs.IRQ_RX | chip_regs.IRQ_IDLE | chip_regs.IRQ_ERR):
+            if irq & (chip_regs.IRQ_RX | chip_regs.IRQ_IDLE):
                 break
             if irq & chip_regs.IRQ_TIMER:
+                if irq & chip_regs.IRQ_ERR:
+                    self._fifo_dirty = True
                 return None                                  # nobody answered in time
         else:
             raise ReaderFault(self._fault_text("no IRQ from the chip"))
         if irq & chip_regs.IRQ_ERR:
-            self._fifo_dirty = True
             error, coll, level = x([_R(chip_regs.ERROR), _R(chip_regs.COLL), _R(chip_regs.FIFO_LEVEL), 0])[1:]
+            self._fifo_dirty = True                          # flushed before the next frame, whatever is read
             if error & chip_regs.ERR_COLL and not error & ~chip_regs.ERR_COLL & 0x17:
                 if not collisions:
                     return None
                 if coll & 0x20 or not 0 < (level & 0x7F) <= 5:
                     return None                              # CollPosNotValid
                 fifo = bytes(x([_R(chip_regs.FIFO_DATA)] * (level & 0x7F) + [0])[1:])
+                x([_W(chip_regs.FIFO_LEVEL), 0x80])         # no partial frame left for the next step
                 self._fifo_dirty = False
                 return fifo, (coll & 0x1F) or 32
             log.debug("reader %s: receive error 0x%02X", self.name, error)
@@ -512,5 +685,5 @@ class Reader:
                 "check its wiring and 3.3 V supply")
 
 
-__all__ = ["Reader", "ReaderFault", "RealBackend", "FakeBackend", "SpiBackend", "default_backend", "load_driver",
+__all__ = ["Reader", "open_readers", "ReaderFault", "RealBackend", "FakeBackend", "SpiBackend", "default_backend", "load_driver",
            "VERSIONS_OK", "DEFAULT_TIMEOUT_S"]

@@ -1,11 +1,24 @@
 """An emulated MFRC522 (RC522) reader chip, virtual ISO 14443A tags and a fake ``spidev``.
 
 The emulation is detailed enough that the unmodified ``mfrc522`` driver runs
-against it: registers, the 64-byte FIFO, CommIrq/DivIrq/Error bits, the timer
-(TMode/TPrescaler/TReload, TAuto start at the end of a transmission and its
-stop after the 5th received bit), the Idle, Transmit, Transceive (BitFraming
-StartSend/TxLastBits), CalcCRC (CRC_A) and SoftReset commands, VersionReg
-0x92, and a *dead* fault mode in which every byte on MISO is 0x00 (or 0xFF).
+against it: registers (the table of :mod:`hw.rc522_regs`), the 64-byte FIFO,
+CommIrq/DivIrq/Error bits, the timer (TMode/TPrescaler/TReload, TAuto start at
+the end of a transmission and its stop after the 5th received bit), the Idle,
+Transmit, Transceive (BitFraming StartSend/TxLastBits), CalcCRC (CRC_A) and
+SoftReset commands, and a *dead* fault mode in which every byte on MISO is
+0x00 (or 0xFF).  What real boards do that once broke the table (issue 9):
+
+- VersionReg is selectable: 0x91/0x92 (NXP), 0x88 (FM17522), 0xB2, 0x12
+  (clones); 0x00 or 0xFF makes a dead chip;
+- NRSTPD: held LOW (or never set up: a Pi's pull-down) the chip is in reset
+  and loads the shared MISO line, so every chip of the bus reads 0x00; going
+  HIGH starts the crystal, and for ``osc_startup_s`` SPI reads 0x00 and
+  writes are lost;
+- PowerDown (CommandReg bit 4) sets soft power-down (antenna off, registers
+  frozen) and clears 1024 clocks after it is written 0;
+- a collision raises ErrIRq at the colliding bit, mid-frame, with only the
+  bytes before it in the FIFO; RxIRq follows at the frame's end;
+- every ``spidev`` transfer costs ``PI_XFER_OVERHEAD_S`` besides its bits.
 
 Time is modelled, not measured: a :class:`VirtualClock` shared by the chips on
 one bus advances by the SPI byte time at the device's clock, and the chip
@@ -15,7 +28,8 @@ as it would on the wire.
 
 Each chip has a :class:`TagField`: ``put(tag)`` / ``take(tag)`` place a
 :class:`VirtualTag` in or out of its antenna's field, optionally flickering
-(missing some polls).  Cross-talk is the same tag put into a neighbouring
+(missing some polls); a second ``put`` while the first tag lies there is a
+card stacked on it.  Cross-talk is the same tag put into a neighbouring
 reader's field too.  Several tags answering at once collide bit-wise (CollErr).
 
 :meth:`EmulatedMFRC522.transfer` is one full-duplex SPI transaction (chip
@@ -36,60 +50,24 @@ from typing import Callable, Iterable, Sequence
 
 log = logging.getLogger(__name__)
 
-FC = 13.56e6                      # carrier frequency, Hz
-BIT_S = 128 / FC                  # one bit at 106 kbit/s (~9.44 us)
-FDT_S = 1236 / FC                 # PICC frame delay time after REQA/ANTICOLL/SELECT (~91 us)
+# The crystal's start-up after NRSTPD goes HIGH (datasheet 8.8.2: "the start-up time of the
+# crystal + 37.74 us"; crystals take a few ms).  The Arduino library waits 50 ms; so does hw.rc522.
+OSC_STARTUP_S = 0.005
+# What one ``spidev.xfer2`` call costs on a Pi besides the bits on the wire (Python call, ioctl,
+# the kernel's SPI message setup).  An estimate of the order seen with py-spidev on a Pi 3/4;
+# ``preftable doctor --live`` measures the real one (reads per second), bench/bench_scan.py reports it.
+PI_XFER_OVERHEAD_S = 40e-6
 
-# Registers (datasheet names).
-COMMAND, COMM_IEN, DIV_IEN, COMM_IRQ, DIV_IRQ, ERROR, STATUS1, STATUS2 = 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08
-FIFO_DATA, FIFO_LEVEL, WATER_LEVEL, CONTROL, BIT_FRAMING, COLL = 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E
-MODE, TX_MODE, RX_MODE, TX_CONTROL = 0x11, 0x12, 0x13, 0x14
-CRC_RESULT_M, CRC_RESULT_L = 0x21, 0x22
-T_MODE, T_PRESCALER, T_RELOAD_H, T_RELOAD_L, T_COUNTER_H, T_COUNTER_L = 0x2A, 0x2B, 0x2C, 0x2D, 0x2E, 0x2F
-VERSION = 0x37
-
-# Commands.
-CMD_IDLE, CMD_MEM, CMD_RANDOM, CMD_CALC_CRC, CMD_TRANSMIT = 0x0, 0x1, 0x2, 0x3, 0x4
-CMD_NO_CHANGE, CMD_RECEIVE, CMD_TRANSCEIVE, CMD_AUTHENT, CMD_SOFT_RESET = 0x7, 0x8, 0xC, 0xE, 0xF
-
-# CommIrqReg bits.
-IRQ_TX, IRQ_RX, IRQ_IDLE, IRQ_HI_ALERT, IRQ_LO_ALERT, IRQ_ERR, IRQ_TIMER = 0x40, 0x20, 0x10, 0x08, 0x04, 0x02, 0x01
-DIV_CRC = 0x04
-# ErrorReg bits.
-ERR_BUFFER_OVFL, ERR_COLL, ERR_CRC, ERR_PARITY, ERR_PROTOCOL = 0x10, 0x08, 0x04, 0x02, 0x01
-
-RESET_VALUES: dict[int, int] = {
-    0x01: 0x20, 0x02: 0x80, 0x04: 0x14, 0x07: 0x21, 0x0B: 0x08, 0x0C: 0x10, 0x0E: 0xA0,
-    0x11: 0x3F, 0x14: 0x80, 0x16: 0x10, 0x17: 0x84, 0x18: 0x84, 0x19: 0x4D, 0x1C: 0x62,
-    0x1F: 0xEB, 0x21: 0xFF, 0x22: 0xFF, 0x24: 0x26, 0x26: 0x48, 0x27: 0x88, 0x28: 0x20,
-    0x29: 0x20, 0x33: 0x80, 0x36: 0x40,
-}
-CRC_PRESETS = (0x0000, 0x6363, 0xA671, 0xFFFF)
-
-
-def crc_a(data: Iterable[int], preset: int = 0x6363) -> int:
-    """CRC_A of ISO/IEC 14443-3 (reflected 0x1021, preset 0x6363); append low byte first."""
-    crc = preset
-    for byte in data:
-        byte = (byte ^ crc) & 0xFF
-        byte = (byte ^ (byte << 4)) & 0xFF
-        crc = ((crc >> 8) ^ (byte << 8) ^ (byte << 3) ^ (byte >> 4)) & 0xFFFF
-    return crc
-
-
-def with_crc(data: bytes) -> bytes:
-    """``data`` followed by its CRC_A, low byte first."""
-    crc = crc_a(data)
-    return bytes(data) + bytes((crc & 0xFF, crc >> 8))
-
-
-def frame_bits(nbytes: int, last_bits: int = 0) -> int:
-    """Bit periods of a Type A frame: start, data with a parity bit per whole byte, end."""
-    if nbytes == 0:
-        return 0
-    whole = nbytes if last_bits == 0 else nbytes - 1
-    return 1 + 9 * whole + last_bits + 1
-
+from .rc522_regs import *  # noqa: F401,F403  (the register table, shared with hw.rc522)
+from .rc522_regs import (BIT_S, CASCADE_TAG, CRC_PRESETS, FC, FDT_S, NO_CHIP, OSC_CLOCKS_S, POWER_DOWN, RESET_VALUES,
+                         SEL_CODES, crc_a, frame_bits, with_crc)
+from .rc522_regs import (BIT_FRAMING, COLL, COMM_IEN, COMM_IRQ, COMMAND, CONTROL, CRC_RESULT_L, CRC_RESULT_M,
+                         DIV_IEN, DIV_IRQ, ERROR, FIFO_DATA, FIFO_LEVEL, MODE, RX_MODE, STATUS1, STATUS2,
+                         T_COUNTER_H, T_COUNTER_L, T_MODE, T_PRESCALER, T_RELOAD_H, T_RELOAD_L, TX_CONTROL,
+                         VERSION, WATER_LEVEL)
+from .rc522_regs import (CMD_AUTHENT, CMD_CALC_CRC, CMD_IDLE, CMD_NO_CHANGE, CMD_RECEIVE, CMD_SOFT_RESET,
+                         CMD_TRANSCEIVE, CMD_TRANSMIT, DIV_CRC, ERR_BUFFER_OVFL, ERR_COLL, ERR_PROTOCOL,
+                         IRQ_ERR, IRQ_HI_ALERT, IRQ_IDLE, IRQ_LO_ALERT, IRQ_RX, IRQ_TIMER, IRQ_TX)
 
 class VirtualClock:
     """Modelled time in seconds, shared by the chips of one bus; call it to read it."""
@@ -109,8 +87,6 @@ class VirtualClock:
 
 # ------------------------------------------------------------------------------------------ tags
 IDLE, READY, ACTIVE, HALT = "IDLE", "READY", "ACTIVE", "HALT"
-SEL_CODES = (0x93, 0x95, 0x97)
-CASCADE_TAG = 0x88
 
 
 class VirtualTag:
@@ -305,6 +281,8 @@ class _Rx:
     last_bits: int
     coll_pos: int | None
     fifth_done: bool = False
+    stored: int = 0                          # bytes already in the FIFO (those before a collision)
+    coll_done: bool = False
 
 
 class EmulatedMFRC522:
@@ -312,21 +290,38 @@ class EmulatedMFRC522:
 
     def __init__(self, clock: VirtualClock | None = None, *, version: int = 0x92, name: str = "rc522",
                  neighbours: Callable[[], Iterable["EmulatedMFRC522"]] | None = None,
-                 lock: threading.RLock | None = None):
+                 lock: threading.RLock | None = None, osc_startup_s: float = OSC_STARTUP_S,
+                 loads_miso_in_reset: bool = True):
         self.clock = clock if clock is not None else VirtualClock()
         self.lock = lock if lock is not None else threading.RLock()     # shared by the chips of a bus
-        self.version = version
         self.name = name
         self.field = TagField(self)
         self._neighbours = neighbours
         self.dead_value: int | None = None          # every MISO byte when dead
         self.dead_until_reset = False
+        self.osc_startup_s = osc_startup_s
+        self.loads_miso_in_reset = loads_miso_in_reset
         self.transactions = 0
         self.hard_resets = 0
+        self.soft_resets = 0
         self._reset_watch: tuple[object, int] | None = None
         self._reset_seen = 0
         self._held_in_reset = False
+        self._osc_ready = self.clock.now            # before this, SPI reads 0x00 and writes are lost
+        self._power_down_until: float | None = None     # PowerDown reads 1 until then (None: not set)
+        self.version = version                      # (0x00/0xFF: a dead chip, see the setter)
         self._soft_reset()
+
+    @property
+    def version(self) -> int:
+        """What VersionReg reads: 0x91/0x92 (NXP), 0x88/0xB2/0x12 (clones); 0x00 or 0xFF makes a dead chip."""
+        return self._version
+
+    @version.setter
+    def version(self, value: int) -> None:
+        self._version = value & 0xFF
+        if self._version in NO_CHIP:
+            self.kill(self._version)
 
     # ----- faults and wiring -------------------------------------------------------------------
     @property
@@ -348,13 +343,27 @@ class EmulatedMFRC522:
         reset (MISO reads 0x00), a LOW pulse resets it."""
         self._reset_watch = (gpio, pin)
         self._reset_seen = len(getattr(gpio, "history"))
+        self._held_in_reset = self.held_in_reset()
 
-    def hard_reset(self) -> None:
-        """What a LOW pulse on NRSTPD does: power-on state; a fault marked ``until_reset`` clears."""
+    def hard_reset(self, at: float | None = None) -> None:
+        """What NRSTPD going HIGH at ``at`` does: power-on state once the crystal has started
+        (``osc_startup_s`` later; SPI reads 0x00 and writes are lost until then); a fault marked
+        ``until_reset`` clears."""
         self.hard_resets += 1
         if self.dead_until_reset:
             self.dead_value, self.dead_until_reset = None, False
         self._soft_reset()
+        self._osc_ready = (self.clock.now if at is None else at) + self.osc_startup_s
+
+    def held_in_reset(self) -> bool:
+        """Is NRSTPD LOW now?  An input pin that was never set up reads as its power-on pull
+        (GPIO0-8 pulled up, GPIO9-27 pulled down), as on a Pi."""
+        if self._reset_watch is None:
+            return False
+        gpio, pin = self._reset_watch
+        if gpio.direction(pin) is None:
+            return pin > 8
+        return gpio.level(pin) == 0
 
     def _poll_reset_pin(self) -> None:
         if self._reset_watch is None:
@@ -363,10 +372,16 @@ class EmulatedMFRC522:
         history = gpio.history
         new = history[self._reset_seen:]
         self._reset_seen = len(history)
-        pulsed = any(p == pin and level == 0 for _, p, level in new)
-        low = gpio.direction(pin) is not None and gpio.level(pin) == 0
-        if pulsed and not low:
-            self.hard_reset()
+        level = 0 if self._held_in_reset else 1
+        rise_at = None
+        for t, p, written in new:                        # edges, not writes: HIGH on HIGH is nothing
+            if p == pin:
+                if written and not level:
+                    rise_at = t
+                level = written
+        low = self.held_in_reset()
+        if rise_at is not None and not low:
+            self.hard_reset(rise_at)
         self._held_in_reset = low
 
     def _update_bus(self) -> None:
@@ -398,8 +413,8 @@ class EmulatedMFRC522:
             self.clock.advance(len(data) * 8 / hz)
         self.transactions += 1
         self._poll_reset_pin()
-        if self._held_in_reset:
-            return bytes(len(data))
+        if self._held_in_reset or self.clock.now < self._osc_ready:
+            return bytes(len(data))                       # no clock yet: nothing is read or written
         if self.dead_value is not None:
             return bytes([self.dead_value]) * len(data)
         if not data:
@@ -422,6 +437,7 @@ class EmulatedMFRC522:
 
     # ----- registers --------------------------------------------------------------------------
     def _soft_reset(self) -> None:
+        self.soft_resets += 1
         self._regs = bytearray(64)
         for addr, value in RESET_VALUES.items():
             self._regs[addr] = value
@@ -433,6 +449,7 @@ class EmulatedMFRC522:
         self._timer_deadline: float | None = None
         self._timer_auto_started = False
         self._crc = 0
+        self._power_down_until = None
         self._powered_tags_reset()
 
     def _powered_tags_reset(self) -> None:
@@ -442,7 +459,7 @@ class EmulatedMFRC522:
                 tag.power_off()
 
     def _antenna_on(self) -> bool:
-        return bool(self._regs[TX_CONTROL] & 0x03)
+        return bool(self._regs[TX_CONTROL] & 0x03) and self._power_down_until is None
 
     def _timer_period(self) -> float:
         prescaler = ((self._regs[T_MODE] & 0x0F) << 8) | self._regs[T_PRESCALER]
@@ -458,7 +475,7 @@ class EmulatedMFRC522:
         if addr == FIFO_LEVEL:
             return len(self._fifo) & 0x7F
         if addr == COMMAND:
-            return (regs[COMMAND] & 0x30) | self._cmd
+            return (regs[COMMAND] & 0x20) | (POWER_DOWN if self._powered_down() else 0) | self._cmd
         if addr == STATUS1:
             status = 0
             status |= 0x01 if len(self._fifo) <= regs[WATER_LEVEL] else 0
@@ -482,9 +499,10 @@ class EmulatedMFRC522:
 
     def _write(self, addr: int, value: int) -> None:
         regs = self._regs
+        if self._powered_down() and addr != COMMAND:
+            return                                         # soft power-down: no clock for the registers
         if addr == COMMAND:
-            regs[COMMAND] = value & 0x30
-            self._command(value & 0x0F)
+            self._power_command(value)
         elif addr in (COMM_IRQ, DIV_IRQ):
             mask = value & 0x7F
             if value & 0x80:
@@ -547,6 +565,39 @@ class EmulatedMFRC522:
         return 1 if self._cmd == CMD_TRANSCEIVE else 4
 
     # ----- commands ----------------------------------------------------------------------------
+    def _powered_down(self) -> bool:
+        """PowerDown reads 1: soft power-down, or leaving it (the crystal starting again)."""
+        if self._power_down_until is None:
+            return False
+        if self._power_down_until != float("inf") and self.clock.now >= self._power_down_until:
+            self._power_down_until = None
+            return False
+        return True
+
+    def _power_command(self, value: int) -> None:
+        """A CommandReg write: PowerDown=1 enters soft power-down (command stopped, antenna off);
+        PowerDown=0 leaves it after the crystal's start-up (1024 clocks: ~37.7 us) -- it still reads
+        1 until then, and a SoftReset written meanwhile is carried out once it reads 0."""
+        if value & POWER_DOWN:
+            if self._power_down_until is None:
+                self._tx = self._rx = None
+                self._cmd = CMD_IDLE
+                self._timer_deadline = None
+                self._power_down_until = float("inf")
+                self._powered_tags_reset()
+            self._regs[COMMAND] = value & 0x20
+            return
+        if self._power_down_until is not None:
+            if self._power_down_until == float("inf"):
+                self._power_down_until = self.clock.now + OSC_CLOCKS_S
+            if value & 0x0F == CMD_SOFT_RESET:           # reset once awake: the registers go to defaults now
+                until = self._power_down_until
+                self._soft_reset()
+                self._power_down_until = until
+            return
+        self._regs[COMMAND] = value & 0x20
+        self._command(value & 0x0F)
+
     def _command(self, cmd: int) -> None:
         if cmd == CMD_NO_CHANGE:
             return
@@ -607,6 +658,8 @@ class EmulatedMFRC522:
                 due.append((self._tx.end, 0))
             if self._rx is not None and not self._rx.fifth_done:
                 due.append((self._rx.start + 5 * BIT_S, 1))
+            if self._rx is not None and self._rx.coll_pos is not None and not self._rx.coll_done:
+                due.append((self._rx.start + (1 + self._rx.coll_pos + (self._rx.coll_pos - 1) // 8) * BIT_S, 4))
             if self._rx is not None:
                 due.append((self._rx.end, 2))
             if self._timer_deadline is not None:
@@ -624,6 +677,8 @@ class EmulatedMFRC522:
                 self._rx.fifth_done = True
             elif kind == 2:
                 self._rx_done(self._rx)
+            elif kind == 4:
+                self._rx_collision(self._rx)
             else:
                 self._timer_expired(at)
 
@@ -652,18 +707,29 @@ class EmulatedMFRC522:
             end = start + frame_bits(len(data), last_bits) * BIT_S
             self._rx = _Rx(start, end, data, last_bits, coll)
 
-    def _rx_done(self, rx: "_Rx") -> None:
-        self._rx = None
-        for byte in rx.data:
+    def _store(self, rx: "_Rx", upto: int) -> None:
+        for byte in rx.data[rx.stored:upto]:
             if len(self._fifo) >= 64:
                 self._error(ERR_BUFFER_OVFL)
                 break
             self._fifo.append(byte)
+        rx.stored = max(rx.stored, upto)
         self._fifo_changed()
+
+    def _rx_collision(self, rx: "_Rx") -> None:
+        """The receiver hears the colliding bit: CollErr and ErrIRq at once, mid-frame, with the
+        whole bytes before it in the FIFO; the frame goes on (RxIRq at its end)."""
+        rx.coll_done = True
+        self._store(rx, (rx.coll_pos - 1) // 8)
+        self._regs[COLL] = (self._regs[COLL] & 0x80) | (rx.coll_pos % 32 if rx.coll_pos <= 32 else 0x20)
+        self._error(ERR_COLL)
+
+    def _rx_done(self, rx: "_Rx") -> None:
+        self._rx = None
+        if rx.coll_pos is not None and not rx.coll_done:
+            self._rx_collision(rx)
+        self._store(rx, len(rx.data))
         self._regs[CONTROL] = (self._regs[CONTROL] & 0xF8) | rx.last_bits
-        if rx.coll_pos is not None:
-            self._regs[COLL] = (self._regs[COLL] & 0x80) | (rx.coll_pos % 32 if rx.coll_pos <= 32 else 0x20)
-            self._error(ERR_COLL)
         self._regs[COMM_IRQ] |= IRQ_RX
 
     def _timer_expired(self, at: float) -> None:
@@ -710,7 +776,7 @@ class FakeSpidev:
     adds a fixed modelled cost per transfer (the syscall of a real Pi).
     """
 
-    def __init__(self, clock: VirtualClock | None = None, *, xfer_overhead_s: float = 0.0):
+    def __init__(self, clock: VirtualClock | None = None, *, xfer_overhead_s: float = PI_XFER_OVERHEAD_S):
         self.clock = clock if clock is not None else VirtualClock()
         self.xfer_overhead_s = xfer_overhead_s
         self.lock = threading.RLock()
@@ -721,9 +787,10 @@ class FakeSpidev:
         self.bytes = 0
         self.SpiDev = type("SpiDev", (_FakeSpiDev,), {"_module": self})
 
-    def add_chip(self, bus: int, device: int, *, version: int = 0x92) -> EmulatedMFRC522:
+    def add_chip(self, bus: int, device: int, *, version: int = 0x92, **kwargs) -> EmulatedMFRC522:
+        """An emulated chip behind ``/dev/spidev<bus>.<device>`` (``kwargs``: :class:`EmulatedMFRC522`'s)."""
         chip = EmulatedMFRC522(self.clock, version=version, name=f"spidev{bus}.{device}",
-                               neighbours=lambda: list(self.chips.values()), lock=self.lock)
+                               neighbours=lambda: list(self.chips.values()), lock=self.lock, **kwargs)
         self.chips[(bus, device)] = chip
         return chip
 
@@ -789,7 +856,12 @@ class _FakeSpiDev:
             module.clock.advance(len(values) * 8 / hz)
             return [0xFF] * len(values)
         data = bytes(values) if self.mode == 0 else bytes(len(values))
-        return list(chip.transfer(data, hz=hz))
+        answer = chip.transfer(data, hz=hz)
+        with module.lock:
+            if any(other.loads_miso_in_reset and other.held_in_reset()
+                   for (bus, _), other in module.chips.items() if bus == self._key[0] and other is not chip):
+                answer = bytes(len(answer))       # a chip held in reset pulls the shared MISO line low
+        return list(answer)
 
     xfer = xfer2
 

@@ -11,8 +11,12 @@ FORMATS.md:
   antennas cross-talk) is held back until it settles on one;
 - *removed* once a placed UID has gone unseen by its reader for ``absent_ms``.
 
+A reader may hold several cards (a card laid on one already there): an
+observation is then every UID the reader's full scan found
+(:meth:`hw.rc522.Reader.read_uids`), each debounced on its own.
+
 :class:`Scanner` drives :class:`hw.rc522.Reader` objects with it.  A reader
-that stops answering (VersionReg not 0x91/0x92) is reported through logging
+that stops answering (VersionReg 0x00/0xFF, or registers that do not stick) is reported through logging
 and ``on_fault(zone, False)``, hard-reset, and retried with back-off while the
 others keep scanning; its placed cards are frozen meanwhile, and
 ``on_fault(zone, True)`` says when it is back.
@@ -49,7 +53,7 @@ class PresenceTracker:
         self.zones = tuple(zones)
         self.absent_s = absent_ms / 1000.0
         self.confirm = confirm
-        self._streak: list[tuple[str | None, int]] = [(None, 0)] * len(self.zones)
+        self._streak: list[dict[str, int]] = [{} for _ in self.zones]   # uid -> consecutive polls
         self._seen: dict[str, dict[int, float]] = {}      # uid -> reader -> last time read
         self._where: dict[str, int] = {}                  # placed uid -> reader
         self._held: set[str] = set()                      # uids held back (logged once)
@@ -61,37 +65,43 @@ class PresenceTracker:
             out[self.zones[index]].add(uid)
         return out
 
-    def observe(self, index: int, uid: str | None, now: float) -> list[TableEvent]:
-        """Reader ``index`` read ``uid`` (None: nothing) at ``now`` seconds; the events it causes."""
-        events: list[TableEvent] = []
-        if uid is not None:
-            uid = normalise_uid(uid)
-            self._seen.setdefault(uid, {})[index] = now
-            last, count = self._streak[index]
-            self._streak[index] = (uid, count + 1 if last == uid else 1)
+    def observe(self, index: int, uid: "str | Sequence[str] | None", now: float) -> list[TableEvent]:
+        """Reader ``index`` read ``uid`` (None: nothing; a list: every card stacked on it) at ``now``
+        seconds; the events it causes."""
+        if uid is None:
+            uids: list[str] = []
+        elif isinstance(uid, str):
+            uids = [normalise_uid(uid)]
         else:
-            self._streak[index] = (None, 0)
-        for gone in [u for u, i in self._where.items() if i == index and u != uid]:
+            uids = list(dict.fromkeys(normalise_uid(u) for u in uid))
+        events: list[TableEvent] = []
+        last = self._streak[index]
+        self._streak[index] = {u: last.get(u, 0) + 1 for u in uids}
+        for u in uids:
+            self._seen.setdefault(u, {})[index] = now
+        for gone in [u for u, i in self._where.items() if i == index and u not in uids]:
             if now - self._seen.get(gone, {}).get(index, now) >= self.absent_s:
                 del self._where[gone]
                 events.append(removed(now, self.zones[index], uid=gone))
         self._forget_old(now)
-        if uid is not None and uid not in self._where and self._streak[index][1] >= self.confirm:
-            others = [j for j, t in self._seen[uid].items() if j != index and now - t < self.absent_s]
+        for u in uids:
+            if u in self._where or self._streak[index][u] < self.confirm:
+                continue
+            others = [j for j, t in self._seen[u].items() if j != index and now - t < self.absent_s]
             if others:
-                if uid not in self._held:
-                    self._held.add(uid)
-                    log.info("tag %s seen by %s and %s: held back until it settles on one", uid,
+                if u not in self._held:
+                    self._held.add(u)
+                    log.info("tag %s seen by %s and %s: held back until it settles on one", u,
                              self.zones[index], ", ".join(self.zones[j] for j in others))
             else:
-                self._held.discard(uid)
-                self._where[uid] = index
-                events.append(placed(now, self.zones[index], uid=uid))
+                self._held.discard(u)
+                self._where[u] = index
+                events.append(placed(now, self.zones[index], uid=u))
         return events
 
     def resume(self, index: int, now: float) -> None:
         """Reader ``index`` is back after a fault: its placed cards count as seen ``now``."""
-        self._streak[index] = (None, 0)
+        self._streak[index] = {}
         for uid, i in self._where.items():
             if i == index:
                 self._seen.setdefault(uid, {})[index] = now
@@ -163,9 +173,13 @@ class Scanner:
             if not health.ok and not self._retry(index):
                 continue
             try:
-                uid = reader.read_uid()
+                read_uids = getattr(reader, "read_uids", None)
+                if read_uids is not None:
+                    uid = read_uids() or None                  # every card on it (stacked cards)
+                else:
+                    uid = reader.read_uid()
                 if uid is None and not reader.alive():
-                    raise HardwareError("VersionReg does not read 0x91/0x92")
+                    raise HardwareError("VersionReg reads 0x00/0xFF or the registers did not stick")
             except HardwareError as exc:
                 self._fault(index, exc)
                 continue

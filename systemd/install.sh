@@ -108,7 +108,20 @@ if [[ ! -e /dev/spidev0.0 ]]; then
         say "SPI is off: enabling it (raspi-config nonint do_spi 0); reboot afterwards"
         raspi-config nonint do_spi 0 || say "warning: could not enable SPI; use raspi-config > Interface Options"
     else
-        say "warning: /dev/spidev0.0 missing: enable SPI (dtparam=spi=on in config.txt) and reboot"
+        say "warning: /dev/spidev0.0 missing: enable SPI (dtparam=spi=on in /boot/firmware/config.txt) and reboot"
+    fi
+fi
+
+# Readers on SPI bus 1 (bus = 1 in the config) need the spi1 overlay with 3 chip selects.
+config_txt=${PREFTABLE_CONFIG_TXT:-/boot/firmware/config.txt}
+if grep -Eq '^[^#]*\bbus[[:space:]]*=[[:space:]]*1\b' "$conf_dir/config.toml"; then
+    if [[ ! -f $config_txt ]]; then
+        say "warning: readers on SPI bus 1 need dtoverlay=spi1-3cs in $config_txt, which is missing"
+    elif grep -Eq '^[[:space:]]*dtoverlay=spi1-3cs' "$config_txt"; then
+        say "SPI bus 1: dtoverlay=spi1-3cs already in $config_txt"
+    else
+        printf '\n# preftable: RC522 readers on SPI bus 1 (GPIO 16-21)\ndtoverlay=spi1-3cs\n' >>"$config_txt"
+        say "added dtoverlay=spi1-3cs to $config_txt for the readers on SPI bus 1: reboot to enable it"
     fi
 fi
 

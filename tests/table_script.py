@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controller.core.config import GameConfig, Rules, Table
-from controller.core.events import BUTTON, PLACED, REMOVED, TableEvent
+from controller.core.events import BID, BUTTON, CONTRACT, PLACED, REMOVED, WHIST, WHIST_MODE, TableEvent, control
 from controller.core.cards import parse_card
 from controller.core.tracker import DealTracker
 
@@ -46,6 +46,33 @@ class Script:
     def press(self, name: str) -> list:
         return self._feed(TableEvent(self._next_t(), BUTTON, button=name))
 
+    def bid(self, seat: str, bid: str) -> list:
+        return self._feed(control(self._next_t(), BID, bid, seat))
+
+    def bids(self, *calls: str) -> list:
+        """``"seat2:6s"`` calls in order."""
+        out = []
+        for call in calls:
+            seat, bid = call.split(":")
+            out += self.bid(seat, bid)
+        return out
+
+    def contract(self, seat: str, game: str) -> list:
+        return self._feed(control(self._next_t(), CONTRACT, game, seat))
+
+    def whist(self, seat: str, call: str) -> list:
+        return self._feed(control(self._next_t(), WHIST, call, seat))
+
+    def whists(self, *calls: str) -> list:
+        out = []
+        for call in calls:
+            seat, value = call.split(":")
+            out += self.whist(seat, value)
+        return out
+
+    def mode(self, mode: str) -> list:
+        return self._feed(control(self._next_t(), WHIST_MODE, mode))
+
     def trick(self, *plays: str, clear: bool = True) -> list:
         """Lay ``"zone:card"`` plays in order; then lift them all (unless clear=False)."""
         out = []
@@ -61,6 +88,9 @@ class Script:
     def deal(self, tricks) -> None:
         for plays in tricks:
             self.trick(*plays)
+
+    def kinds(self, kind: str) -> list:
+        return [s.data for s in self.signals if s.kind == kind]
 
     def mistakes(self, kind: str | None = None) -> list:
         return [s for s in self.signals if s.kind == "mistake" and (kind is None or s.data["type"] == kind)]

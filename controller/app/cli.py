@@ -268,6 +268,13 @@ HELP: dict[str, tuple[str, list[str], list[str]]] = {
                "finding (ok, WARN, FAIL), each problem with the command that fixes it.",
                ["preftable doctor --config /etc/preftable/config.toml --deck deck.toml"],
                ["0  nothing failed (warnings allowed)", "1  at least one FAIL", "2  bad options"]),
+    "club": ("The club board: follows every table that publishes to the MQTT broker (their state and "
+             "every game-log line), shows them on the terminal and keeps a mirror of every session under "
+             "DIR/<table>/<session>/, which `preftable replay` turns into the table's own summary.",
+             ["preftable club --broker mqtt://club-server:1883 --dir club",
+              "preftable club --broker mqtts://club-server:8883 --ca-file ca.crt --username club "
+              "--password-file club.pw"],
+             ["0  stopped (Ctrl-C or SIGTERM)", "2  a bad option, or the broker cannot be reached"]),
     "hub-emulator": ("An emulated table hub speaking the serial protocol (PROTOCOL.md) on a pty or a TCP "
                      "port. Prints the path (or socket:// URL) on the first line of stdout; reads fault "
                      "commands (place, remove, drop, corrupt, garbage, reboot, silent, fail, heal, "

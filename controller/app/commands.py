@@ -7,12 +7,10 @@ code only when the command runs, so ``preftable replay`` stays light.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import signal
 import sys
-import zlib
 from pathlib import Path
 
 log = logging.getLogger("preftable")
@@ -22,29 +20,27 @@ log = logging.getLogger("preftable")
 
 def cmd_run(args: argparse.Namespace) -> int:
     from ..core.deck import load_deck
+    from . import backends
     from .service import TableService
     from .settings import load_settings
-    from .outputs import build_outputs
-    from .sources import HubSource, SimSource, SpiSource, pin_factory
 
     settings = load_settings(args.config)
     if settings.backend == "hub" and not args.wait:
         from .linkstate import check_hub_port
-        check_hub_port(settings.hub_port)
+        check_hub_port(settings.section("hub").port)
     deck = load_deck(args.deck) if args.deck else None
     if deck is None and settings.backend != "sim":
         log.warning("no deck file given (--deck): every tag will be an unknown tag")
     log_dir = Path(args.log_dir or settings.log_dir)
-    factory = pin_factory(settings)
-    buttons = None
-    if factory is not None and settings.gpio_buttons:
-        from hw.indicators import Buttons
-        buttons = Buttons(factory, dict(settings.gpio_buttons), debounce_ms=settings.gpio_debounce_ms)
+
     def print_summary(summary: dict, path: Path) -> None:
         """FORMATS.md: the end of a session prints its summary JSON."""
         sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
         sys.stdout.flush()
 
+    ctx = backends.RunContext(settings, clock=None)
+    gpio = backends.module(backends.OUTPUTS["gpio"])
+    buttons = gpio.buttons(settings.section("gpio"), ctx)
     service = TableService(settings, deck, log_dir, buttons=buttons, on_finished=print_summary)
     # from here on a SIGTERM or Ctrl-C stops the service cleanly (even during run --new's closing replay)
     interrupted: list[int] = []
@@ -59,26 +55,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.new:
         close_unfinished(log_dir, print_summary)
     session = service.open_session(new=args.new)
-    link = None
-    if settings.backend == "sim":
-        # a simulated game must continue identically after a restart: seed it from the session
-        seed = settings.sim_seed if settings.sim_seed is not None else zlib.crc32(session.folder.name.encode())
-        source = SimSource(dataclasses.replace(settings, sim_seed=seed), service.tracker.deck,
-                           skip=service.replayed)
-    elif settings.backend == "hub":
-        source = HubSource(settings, service.clock)
-        link = source.link
-    else:
-        source = SpiSource(settings, service.clock, factory=factory)
-    service.outputs = build_outputs(settings, link=link, factory=factory)
-    if not (buttons is not None and "confirm" in settings.gpio_buttons):
+    ctx.clock, ctx.deck, ctx.skip, ctx.session = service.clock, service.tracker.deck, service.replayed, \
+        session.folder.name
+    source = backends.reader(settings.backend).source(settings.readers, ctx)
+    ctx.service = service
+    service.outputs = backends.build_outputs(ctx)
+    if not (buttons is not None and "confirm" in settings.section("gpio").buttons):
         hint = keyboard_confirm(service)
         for out in service.outputs:
             if hasattr(out, "confirm_hint"):
                 out.confirm_hint = hint
 
     log.info("session %s (%s readers)", session.folder, settings.backend)
-    service.run(source)
+    try:
+        service.run(source)
+    finally:
+        ctx.close_pins()
     if signal.SIGINT in interrupted:
         sys.stderr.write(f"preftable: stopped (Ctrl-C); the game log is in {session.folder}, "
                          "`preftable run` resumes it\n")
@@ -166,7 +158,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def add_demo(sub) -> None:
-    from .options import DEFAULT_SPEED, MAX_SPEED, deal_count, demo_speed
+    from .options import DEFAULT_SPEED, MAX_SPEED, deal_count, demo_speed, port_number
     p = sub.add_parser("demo", help="the whole table simulated: emulated hub, simulated players, live view")
     p.add_argument("--deals", type=deal_count, default=3, help="deals to play, at least 1 (default 3)")
     p.add_argument("--speed", type=demo_speed, default=DEFAULT_SPEED,
@@ -176,6 +168,8 @@ def add_demo(sub) -> None:
     p.add_argument("--players", type=int, choices=(3, 4), default=3, help="players at the table (default 3)")
     p.add_argument("--config", help="take [table] and [rules] from this config file")
     p.add_argument("--log-dir", default="logs", help="game log folder (default ./logs)")
+    p.add_argument("--web", nargs="?", type=port_number, const=8080, metavar="PORT",
+                   help="serve the live table page on 127.0.0.1:PORT while it plays (default 8080)")
     p.set_defaults(func=cmd_demo)
 
 
@@ -189,4 +183,9 @@ def add_doctor(sub) -> None:
     add(sub)
 
 
-REGISTER: list = [add_run, add_demo, add_enroll, add_report, add_doctor, add_hub_emulator]
+def add_club(sub) -> None:
+    from .club import add_club as add
+    add(sub)
+
+
+REGISTER: list = [add_run, add_demo, add_enroll, add_report, add_doctor, add_hub_emulator, add_club]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 import shlex
 import shutil
 import sys
@@ -28,13 +27,15 @@ from .outputs import HubOutputs
 from .service import TableService
 from .settings import Settings
 from .sim import Noise, TableSimulator, make_deck
-from .sources import HubSource
+from .backends.display import DisplayConfig
+from .backends.hub import HubConfig, HubSource
 from .linkstate import link_state
 from .options import MIN_GAP_S, MIN_HUMAN_GAP_S
 from .screen import DIM, MISTAKE, TURN as TURN_STYLE, EnterConfirms, Screen
 from .textview import plural, summary_text
-from ..core.tracker import DealTracker
-from ..core.view import ERROR, TURN, WINNER, Indications
+from ..core.cards import parse_card
+from ..core.snapshot import TableSnapshot
+from ..core.view import ERROR, TURN, WINNER
 
 log = logging.getLogger(__name__)
 
@@ -58,15 +59,17 @@ def mistake_text(alert: dict, label: Callable[[str], str]) -> str:
 class LiveView:
     """A live terminal panel: whose turn, the cards on the table, trick counts, pulka, progress.
 
+    A bus subscriber: it renders each published snapshot on its own thread.
     Drawn in place on a terminal (through :class:`~controller.app.screen.Screen`:
     it fits the width, log records go above it, colour for the turn and the
     mistakes); on a pipe or a file, one line per finished deal.
     ``confirm_hint`` says how a mistake is cleared at this table.
     """
 
-    def __init__(self, tracker: Callable[[], DealTracker], deals: int, stream: TextIO, names=None,
-                 link=None, confirm_hint: str = "press confirm"):
-        self.tracker = tracker
+    name = "live view"
+    inline = False
+
+    def __init__(self, deals: int, stream: TextIO, names=None, link=None, confirm_hint: str = "press confirm"):
         self.deals = deals
         self.stream = stream
         self.names = names or {}
@@ -75,21 +78,31 @@ class LiveView:
         self.screen = Screen(stream)
         self.tty = self.screen.tty
         self._reported = 0
+        self._counted = 0            # ended deals whose cards are in _played
+        self._played = 0
         self._link_state = None
-        self._ind: Indications | None = None
+        self._snap: TableSnapshot | None = None
         self.screen.capture_logging()
 
     def _label(self, zone: str) -> str:
         return self.names.get(zone, zone)
 
-    def panel(self, ind: Indications) -> list[tuple[str, str | None]]:
+    def _cards_played(self, snap: TableSnapshot) -> int:
+        """Cards laid in the session: counted once per ended deal, plus the deal in progress."""
+        for d in snap.deals[self._counted:]:
+            self._played += sum(len(t["cards"]) for t in d["tricks"])
+        self._counted = len(snap.deals)
+        deal = snap.deal
+        current = sum(len(t["cards"]) for t in deal["tricks"]) + len(deal["current"]) if deal else 0
+        return self._played + current
+
+    def panel(self, snap: TableSnapshot) -> list[tuple[str, str | None]]:
         """The panel's lines, each with its style."""
-        tr = self.tracker()
-        done = len(tr.records)
-        deal = tr.deal
-        number = deal.number if deal else done
-        tricks = len(deal.tricks) if deal else 0
-        played = sum(r.plays for r in tr.records) + (len(deal.plays) if deal else 0)
+        done = len(snap.deals)
+        deal = snap.deal
+        number = deal["number"] if deal else done
+        tricks = len(deal["tricks"]) if deal else 0
+        played = self._cards_played(snap)
         frac = min(1.0, (done + (tricks / 10 if deal else 0)) / max(self.deals, 1))
         bar = "#" * int(frac * 20) + "." * (20 - int(frac * 20))
         lines: list[tuple[str, str | None]] = [
@@ -98,60 +111,59 @@ class LiveView:
         if self.link is not None:
             state = self._link_state = link_state(self.link)
             lines.append((state, None if state.startswith("hub connected") else MISTAKE))
-        seats = tr.config.table.seats
+        seats = snap.seats
         if deal is not None:
-            due = deal.expected
-            lines.append((f"deal {deal.number}: dealer {self._label(deal.dealer)}, price x{deal.price}, "
+            due = deal["expected"]
+            lines.append((f"deal {deal['number']}: dealer {self._label(deal['dealer'])}, price x{deal['price']}, "
                           f"trick {min(tricks + 1, 10)} of 10", None))
             lines.append((f"to play: \u25b6 {self._label(due) if due else '-'}", TURN_STYLE))
-            on_table = "  ".join(f"{self._label(z)} {c.pretty}" for z, c in deal.current) or "-"
+            on_table = "  ".join(f"{self._label(z)} {parse_card(c).pretty}" for z, c in deal["current"]) or "-"
             lines.append((f"on the table: {on_table}", None))
-            if tr.last_trick is not None:
-                last = "  ".join(f"{self._label(z)} {c.pretty}" for z, c in tr.last_trick.cards)
-                winner = self._label(tr.last_trick.winner) if tr.last_trick.winner else "nobody"
-                lines.append((f"last trick:   {last}  -> {winner}", None))
+            last = snap.last_trick
+            if last is not None:
+                cards = "  ".join(f"{self._label(z)} {parse_card(c).pretty}" for z, c in last["cards"].items())
+                winner = self._label(last["winner"]) if last["winner"] else "nobody"
+                lines.append((f"last trick:   {cards}  -> {winner}", None))
             else:
                 lines.append(("last trick:   -", None))
-            taken = deal.taken
+            taken = deal["taken"]
             lines.append(("tricks taken: " + "  ".join(
-                f"{_MARK.get(ind.leds.get(s, ''), ' ')}{self._label(s)} {taken[s]}" for s in seats), None))
+                f"{_MARK.get(snap.leds.get(s, ''), ' ')}{self._label(s)} {taken[s]}" for s in seats), None))
         else:
-            lines += [("between deals" + (": clear the table" if tr.leftover else ""), None),
+            lines += [("between deals" + (": clear the table" if snap.leftover else ""), None),
                       ("to play: -", None), ("", None), ("", None), ("", None)]
-        p = tr.pulka
-        lines.append(("pulya (points): " + "  ".join(f"{self._label(s)} {float(p.pulya[s]):g}" for s in seats),
+        p = snap.pulka
+        lines.append(("pulya (points): " + "  ".join(f"{self._label(s)} {float(p[s]['pulya']):g}" for s in seats),
                       None))
-        lines.append(("gora (penalty): " + "  ".join(f"{self._label(s)} {float(p.gora[s]):g}" for s in seats),
+        lines.append(("gora (penalty): " + "  ".join(f"{self._label(s)} {float(p[s]['gora']):g}" for s in seats),
                       None))
-        if tr.alerts:
-            more = f" (+{len(tr.alerts) - 1} more)" if len(tr.alerts) > 1 else ""
-            lines.append((f"! mistake: {mistake_text(tr.alerts[-1], self._label)}{more}"
+        if snap.alerts:
+            more = f" (+{len(snap.alerts) - 1} more)" if len(snap.alerts) > 1 else ""
+            lines.append((f"! mistake: {mistake_text(snap.alerts[-1], self._label)}{more}"
                           f" - {self.confirm_hint}", MISTAKE))
         else:
             lines.append(("no mistake waiting", None))
         lines.append((LEGEND, DIM))
         return lines
 
-    def show(self, ind: Indications, now: float) -> None:
-        self._ind = ind
-        tr = self.tracker()
+    def receive(self, item) -> None:
+        snap = self._snap = item.snapshot
         if self.tty:
-            self.screen.draw(self.panel(ind))
-        elif len(tr.records) > self._reported:
-            for record in tr.records[self._reported:]:
-                d = record.entry
+            self.screen.draw(self.panel(snap))
+        elif len(snap.deals) > self._reported:
+            for d in snap.deals[self._reported:]:
                 taken = " ".join(f"{self._label(s)}:{n}" for s, n in d["taken"].items())
                 note = (" revoke by " + self._label(d["revoke"])) if d["revoke"] else ""
                 note += "" if d["complete"] else " (abandoned)"
                 self.stream.write(f"deal {d['number']}/{self.deals}: dealer {self._label(d['dealer'])} "
                                   f"price {d['price']} tricks {taken}{note}\n")
-            self._reported = len(tr.records)
+            self._reported = len(snap.deals)
             self.stream.flush()
 
     def tick(self, now: float) -> None:
-        if self.tty and self.link is not None and self._ind is not None \
+        if self.tty and self.link is not None and self._snap is not None \
                 and link_state(self.link) != self._link_state:
-            self.screen.draw(self.panel(self._ind))
+            self.screen.draw(self.panel(self._snap))
 
     def close(self) -> None:
         self.screen.release_logging()
@@ -159,6 +171,8 @@ class LiveView:
 
 # Real readers need time: the pace of the simulated players and the demo's --speed limit live in
 # options.py (the CLI reads them without importing the demo).
+
+
 def demo_simulator(game: GameConfig, seed: int, deck, speed: float) -> TableSimulator:
     """The simulated players of the demo (sim times are divided by ``speed`` when played).
 
@@ -221,8 +235,11 @@ def emulator_uid(card) -> str:
 
 
 def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameConfig,
-             stream: TextIO, timeout: float | None = None, keyboard: TextIO | None = None) -> dict:
+             stream: TextIO, timeout: float | None = None, keyboard: TextIO | None = None,
+             web_port: int | None = None) -> dict:
     """Play ``deals`` simulated deals through the emulated hub; return paths and the summary.
+
+    With ``web_port`` the live table page is served on 127.0.0.1 at that port while it plays.
 
     ``keyboard``: a terminal whose Enter key is the table's ``confirm`` button
     (the demo's hub has no buttons).  Ctrl-C raises KeyboardInterrupt holding
@@ -239,14 +256,20 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     # the stable symlink, not /dev/pts/N: once the emulator closes, the symlink goes with it, while
     # the pty's number is soon another terminal's, which a reconnecting link would write into
     path = emulator.link_path
-    settings = Settings(game=game, backend="hub", hub_port=path, hub_zones=tuple(zones), display="hub")
+    settings = Settings(game=game, backend="hub",
+                        sections={"hub": HubConfig(port=path, zones=tuple(zones)), "display": DisplayConfig("hub")})
     service = TableService(settings, deck, log_dir)
     session = service.open_session(new=True)
-    source = HubSource(settings, service.clock)
+    source = HubSource(game, settings.section("hub"), service.clock)
     hint = "fix it, then press Enter to confirm" if keyboard is not None else "fix it, then press confirm"
-    view = LiveView(lambda: service.tracker, deals, stream, game.table.names, link=source.link,
-                    confirm_hint=hint)
+    view = LiveView(deals, stream, game.table.names, link=source.link, confirm_hint=hint)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
+    if web_port is not None:
+        from .web import WebConfig, for_service
+        web = for_service(service, WebConfig(port=web_port))
+        service.outputs.append(web)
+        stream.write(f"the live table page: {web.server.url}  (PIN {web.server.gate.pin})\n")
+        stream.flush()
     if keyboard is not None:
         EnterConfirms(keyboard, lambda: service.sink(button(service.clock(), "confirm"))).start()
     script_done = threading.Event()
@@ -321,7 +344,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         result = run_demo(deals=args.deals, speed=args.speed, seed=args.seed, log_dir=Path(args.log_dir),
-                          game=game, stream=out, keyboard=keyboard)
+                          game=game, stream=out, keyboard=keyboard, web_port=getattr(args, "web", None))
     except KeyboardInterrupt as exc:
         where = f"; the game log so far is in {exc.args[0]}" if exc.args else ""
         sys.stderr.write(f"preftable: demo interrupted (Ctrl-C){where}\n")

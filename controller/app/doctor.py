@@ -28,29 +28,12 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 from ..core.errors import ConfigError, DeckError
-from .textview import plural
 
 log = logging.getLogger(__name__)
 
-OK, WARN, FAIL = "ok", "warn", "FAIL"
+from .findings import FAIL, GPIO_GROUP, OK, PI_EXTRA, SERIAL_GROUP, SPI_GROUP, WARN, Finding  # noqa: F401
+
 HELLO_TIMEOUT = 2.0
-PI_EXTRA = "pip install 'preftable[pi]'"
-
-# The group that usually owns each kind of device on Raspberry Pi OS.
-SERIAL_GROUP, SPI_GROUP, GPIO_GROUP = "dialout", "spi", "gpio"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One line of the doctor's report."""
-
-    level: str                  # ok | warn | FAIL
-    text: str
-    fix: str | None = None
-
-    def line(self) -> str:
-        head = f"{self.level:<4} {self.text}"
-        return f"{head} — fix: {self.fix}" if self.fix and self.level != OK else head
 
 
 # --- the machine as the doctor sees it ----------------------------------------------------
@@ -82,6 +65,14 @@ def _user_name() -> str:
         return str(os.geteuid())
 
 
+def _board_model() -> str | None:
+    """The device tree's model ("Raspberry Pi 5 Model B Rev 1.0"), None off a Pi."""
+    try:
+        return Path("/proc/device-tree/model").read_bytes().rstrip(b"\0\n").decode("ascii", "replace") or None
+    except OSError:
+        return None
+
+
 def _module_available(name: str) -> bool:
     """Whether ``name`` (``a`` or ``a.b``) is installed, without importing anything."""
     parts = name.split(".")
@@ -105,6 +96,7 @@ class Host:
     group_members: Callable[[str], tuple[str, ...] | None] = _group_members
     module_available: Callable[[str], bool] = _module_available
     hello_timeout: float = HELLO_TIMEOUT
+    board_model: Callable[[], str | None] = lambda: _board_model()
 
     def usable(self, st: os.stat_result) -> bool:
         """Readable and writable by this user, by the mode bits (root: always)."""
@@ -166,13 +158,8 @@ class Doctor:
         if settings is None:
             return self.findings
         self.check_log_dir(settings)
-        if settings.backend == "hub":
-            self.check_hub(settings)
-        elif settings.backend == "spi":
-            self.check_spi(settings)
-        self.check_gpio(settings)
-        if settings.display == "serial":
-            self.check_serial_display(settings)
+        from . import backends
+        backends.run_doctor(settings, self)      # each backend and output checks its own section
         self.check_groups()
         return self.findings
 
@@ -196,7 +183,8 @@ class Doctor:
             self.add(WARN, "no config file given (--config): checking the default simulated table",
                      "pass the table's config with --config")
         else:
-            self.add(OK, f"config {self.config}: readers {settings.backend}, display {settings.display}, "
+            self.add(OK, f"config {self.config}: readers {settings.backend}, "
+                         f"display {settings.section('display').kind}, "
                          f"{settings.game.table.players} players")
         return settings
 
@@ -277,82 +265,11 @@ class Doctor:
             return True
         return self.check_device(Path(port), what, SERIAL_GROUP, missing_fix)
 
-    def check_hub(self, settings) -> None:
-        port = settings.hub_port
-        if not self.check_port(port, "hub port", "check the hub's USB cable and hub.port "
-                                                 "(ls /dev/serial/by-id/; the udev rule for /dev/preftable-hub)"):
-            return
-        self.check_hello(settings)
-
-    def check_hello(self, settings) -> None:
-        from firmware_bridge.link import HubLink
-
-        statuses: list[str] = []
-        zones = settings.hub_zones or settings.zones
-        link = HubLink(settings.hub_port, zones, lambda event: None, on_status=statuses.append,
-                       baudrate=settings.hub_baudrate, reopen_backoff=(0.2, 1.0))
-        link.start()
-        try:
-            deadline = time.monotonic() + self.host.hello_timeout
-            while not link.wait_ready(0.02) and link.error is None and time.monotonic() < deadline:
-                pass
-            info, error = link.hub_info, link.error
-        finally:
-            link.stop()
-        if error is not None:
-            self.add(FAIL, f"hub at {settings.hub_port}: {error}", "update the hub firmware or preftable "
-                                                                  "so both speak the same protocol")
-            return
-        if info is None:
-            said = f" ({statuses[-1]})" if statuses else ""
-            self.add(FAIL, f"waiting for hub on {settings.hub_port}: no HELLO within "
-                           f"{self.host.hello_timeout:g} s{said}",
-                     f"check that the hub is powered and runs the preftable firmware, and hub.baudrate "
-                     f"({settings.hub_baudrate})")
-            return
-        self.add(OK, f"hub connected on {settings.hub_port}: firmware {info.fw_version}, {plural(info.readers, 'reader')}, "
-                     f"proto {info.proto}, boot {info.boot_id}")
-        lacking = [f"{zone} (reader {i})" for i, zone in enumerate(zones) if zone and i >= info.readers]
-        if lacking:
-            self.add(FAIL, f"hub has {plural(info.readers, 'reader')} but hub.zones maps {len(zones)}: no reader for "
-                           + ", ".join(lacking),
-                     "connect the missing readers to the hub, or shorten hub.zones")
-
-    def check_spi(self, settings) -> None:
-        for r in settings.spi_readers:
-            name = f"spidev{r.bus}.{r.device}"
-            if r.bus == 0:
-                missing = "enable SPI: sudo raspi-config -> Interface Options -> SPI (dtparam=spi=on), then reboot"
-            else:
-                missing = "add dtoverlay=spi1-3cs to /boot/firmware/config.txt (spi1 with 3 chip selects), then reboot"
-            self.check_device(self.host.dev / name, f"SPI reader {r.zone}", SPI_GROUP, missing)
-        for module in ("spidev", "mfrc522"):
-            self.check_module(module, "the SPI readers")
-
     def check_module(self, module: str, needed_for: str) -> None:
         if self.host.module_available(module):
             self.add(OK, f"Python module {module} installed (for {needed_for})")
         else:
             self.add(FAIL, f"Python module {module} is not installed (needed for {needed_for})", PI_EXTRA)
-
-    def check_gpio(self, settings) -> None:
-        if not settings.uses_gpio and settings.backend != "spi":
-            return
-        if settings.gpio_factory == "mock":
-            self.add(OK, 'gpio.factory = "mock": the pins are simulated')
-            return
-        path = self.host.dev / "gpiomem"
-        if not path.exists() and settings.gpio_factory == "auto":
-            self.add(WARN, f"GPIO {path}: no such device: the pins will be simulated (not a Raspberry Pi?)",
-                     "run on the Pi, or set gpio.factory = \"mock\" to silence this")
-            return
-        self.check_device(path, "GPIO", GPIO_GROUP,
-                          "run on a Raspberry Pi (gpio.factory = \"rpigpio\" needs /dev/gpiomem)")
-        self.check_module("RPi.GPIO", "the GPIO pins")
-
-    def check_serial_display(self, settings) -> None:
-        self.check_port(settings.display_port, "serial display",
-                        "check the display's USB cable and display.port (ls /dev/serial/by-id/)")
 
     # --- groups ---------------------------------------------------------------------------
 
@@ -422,13 +339,59 @@ def diagnose(config: str | None, deck: str | None, host: Host | None = None) -> 
 
 
 def cmd_doctor(args: argparse.Namespace, *, host: Host | None = None, stream=None) -> int:
-    """``preftable doctor``: print the findings; 1 if any FAIL."""
+    """``preftable doctor``: print the findings; 1 if any FAIL.  ``--live``: then the hands-on
+    check of the readers, LEDs and buttons (docs/hardware-test.md)."""
     out = stream or sys.stdout
     findings = diagnose(args.config, args.deck, host)
     for finding in findings:
         out.write(finding.line() + "\n")
     out.flush()
-    return 1 if any(f.level == FAIL for f in findings) else 0
+    if any(f.level == FAIL for f in findings):
+        return 1
+    if getattr(args, "live", False):
+        from .settings import load_settings
+
+        return live_check(load_settings(args.config), out, step_s=args.step_s)
+    return 0
+
+
+def live_check(settings, out, *, backend=None, factory=None, step_s: float = 30.0) -> int:
+    """``doctor --live``: :class:`hw.check.LiveCheck` on the config's readers and pins; 1 if any FAIL."""
+    from hw.check import LiveCheck
+    from hw.rc522 import default_backend, open_readers
+
+    from .backends.gpio import pin_factory
+
+    factory = factory if factory is not None else pin_factory(settings)
+    spi, gpio = settings.section("spi"), settings.section("gpio")
+    backend = backend if backend is not None else default_backend(factory)
+    pins = factory if factory is not None else backend.pins()
+    readers, owned = [], []
+    try:
+        if settings.backend == "spi":
+            wiring = [(r.bus, r.device, r.reset_pin) for r in spi.readers]
+            readers = list(zip((r.zone for r in spi.readers),
+                               open_readers(wiring, spd=spi.speed_hz, backend=backend, factory=pins)))
+        else:
+            out.write(f"warn readers.backend = \"{settings.backend}\": --live checks RC522 readers on the Pi's "
+                      "SPI only (a hub reports its readers in HELLO and FAULT: preftable doctor)\n")
+        leds = {zone: pins.output_pin(pin, f"{zone} LED") for zone, pin in gpio.leds.items()}
+        owned += leds.values()
+        buzzer = pins.output_pin(gpio.buzzer, "buzzer") if gpio.buzzer is not None else None
+        owned += [buzzer] if buzzer is not None else []
+        buttons = {name: pins.input_pin(pin, f"button {name}") for name, pin in gpio.buttons.items()}
+        owned += buttons.values()
+        check = LiveCheck(readers, backend, absent_ms=spi.absent_ms, leds=leds, buzzer=buzzer,
+                          buttons=buttons, step_s=step_s,
+                          prompt=lambda text: (out.write(f"  -> {text}\n"), out.flush()),
+                          emit=lambda line: (out.write(line.render() + "\n"), out.flush()))
+        check.run()
+    finally:
+        for _, reader in readers:
+            reader.close()
+        for pin in owned:
+            pin.close()
+    return 1 if check.failed else 0
 
 
 def add_doctor(sub) -> None:
@@ -436,6 +399,11 @@ def add_doctor(sub) -> None:
     p = sub.add_parser("doctor", help="check config, deck, ports, SPI, GPIO and permissions; say what to fix")
     p.add_argument("--config", help="config file (TOML) of the table")
     p.add_argument("--deck", help="deck file (TOML) to check")
+    p.add_argument("--live", action="store_true",
+                   help="then check the table by hand: VersionRegs, polls/s, each card as laid, stacked cards, "
+                        "removal, LEDs and buttons one by one (docs/hardware-test.md)")
+    p.add_argument("--step-s", type=float, default=30.0, dest="step_s",
+                   help="--live: seconds to wait for each thing asked (default 30)")
     p.set_defaults(func=cmd_doctor)
 
 

@@ -254,18 +254,13 @@ def load_partial(path: Path) -> Deck:
     return load_deck(path, complete=False)
 
 
-def make_source(settings, zone: str | None, known: Iterable[str], clock, factory=None):
+def make_source(ctx, zone: str | None, known: Iterable[str]):
     """The event source of the configured backend (and the hub link, if any)."""
-    from .sources import HubSource, SpiSource
+    from . import backends
 
-    if settings.backend == "hub":
-        source = HubSource(settings, clock)
-        return source, source.link
-    if settings.backend == "spi":
-        return SpiSource(settings, clock, factory=factory), None
-    zones = (zone,) if zone else settings.game.table.seats
-    return EnrolSimSource(zones, seed=settings.sim_seed, speed=settings.sim_speed, known=known,
-                          clock=clock), None
+    settings = ctx.settings
+    source = backends.reader(settings.backend).enroll_source(settings.readers, ctx, zone, known)
+    return source, ctx.link
 
 
 class EnrolRun:
@@ -337,8 +332,7 @@ class EnrolRun:
 
 def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
     """``preftable enroll``; ``stream`` replaces standard output (tests)."""
-    from .outputs import build_outputs
-    from .sources import pin_factory
+    from . import backends
     from .settings import load_settings
     from .sources import SessionClock
 
@@ -346,7 +340,7 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
     settings = load_settings(args.config)
     if settings.backend == "hub" and not getattr(args, "wait", False):
         from .linkstate import check_hub_port
-        check_hub_port(settings.hub_port)
+        check_hub_port(settings.section("hub").port)
     zone = args.zone
     if zone is not None and zone not in settings.zones:
         raise ConfigError(f"--zone: must be one of {', '.join(settings.zones)}, got {zone!r}", "zone")
@@ -367,13 +361,12 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
         save_deck(path, enrolment.deck)       # fail now, not after the first card, if it cannot be written
     elif enrolment.resumed_with:
         out.write(f"{path}: resuming: {enrolment.progress} cards enrolled, next {enrolment.next_card}\n")
-    factory = pin_factory(settings)
+    ctx = backends.RunContext(settings, clock=SessionClock(), stream=out)
     try:
-        source, link = make_source(settings, zone, enrolment.cards, SessionClock(), factory)
-        outputs = build_outputs(settings, link=link, factory=factory, stream=out)
+        source, link = make_source(ctx, zone, enrolment.cards)
+        outputs = backends.build_outputs(ctx)
     except BaseException:
-        if factory is not None:
-            factory.close()
+        ctx.close_pins()
         raise
     runner = EnrolRun(path, enrolment, source, outputs)
 
@@ -381,7 +374,7 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
         out.write(f"{enrolment.progress} {message.text}\n")
         out.flush()
 
-    if settings.display != "terminal":        # the display is elsewhere: say it here too, a line each
+    if settings.section("display").kind != "terminal":        # the display is elsewhere: say it here too, a line each
         runner.on_message = say
 
     def on_term(signum, frame):
@@ -401,8 +394,7 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
         if main_thread:
             signal.signal(signal.SIGTERM, old_term)
         runner.close()
-        if factory is not None:
-            factory.close()
+        ctx.close_pins()
     if not complete:
         sys.stderr.write(f"preftable: enrolment stopped: {enrolment.progress} cards saved in {path}; {resume}\n")
         return 0

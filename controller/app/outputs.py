@@ -1,42 +1,62 @@
 """Where what the table shows goes: a display, the Pi's LEDs and buzzer, or the hub's.
 
-Each output renders an :class:`~controller.view.Indications` and sends only
-what changed.  Hardware modules are imported only when such an output is built.
+Each output is a bus subscriber (:mod:`controller.app.bus`): it renders the
+:class:`~controller.core.view.Indications` of each published snapshot and
+sends only what changed.  The LED outputs are *inline* (on the table loop's
+thread, as fast as the loop: a card's LED must not wait for a queue); a
+display is threaded, since a 9600-baud LCD takes ~80 ms to redraw.
+Enrolment, which has no table, calls :meth:`show` directly.  Hardware modules
+are imported only when such an output is built.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
+import time
 from typing import Protocol, Sequence
 
-from ..core.cards import SUIT_SYMBOLS
+from ..core.cards import ascii_text
 from ..core.view import ERROR, OFF, TURN, WINNER, Indications
 
 log = logging.getLogger(__name__)
 
 # Hub LED colours by mode (PROTOCOL.md LED <index> <RRGGBB>); seatN is LED index N-1.
 HUB_COLOURS = {OFF: "000000", TURN: "00C000", WINNER: "0040FF", ERROR: "FF0000"}
-_ASCII_SUITS = {symbol: suit for suit, symbol in SUIT_SYMBOLS.items()}
-
-
-def ascii_text(text: str) -> str:
-    """Display text as printable ASCII for the hub (suit symbols become ``s c d h``)."""
-    out = []
-    for ch in text:
-        ch = _ASCII_SUITS.get(ch, ch)
-        out.append(ch if " " <= ch <= "~" and ch not in "$*" else "?")
-    return "".join(out)
-
 
 class Output(Protocol):
+    name: str
+    inline: bool
+
+    def receive(self, item) -> None: ...
     def show(self, ind: Indications, now: float) -> None: ...
     def tick(self, now: float) -> None: ...
     def close(self) -> None: ...
 
 
-class DisplayOutput:
+class IndicationOutput:
+    """An output that renders what the table shows (LEDs, display rows, beep)."""
+
+    name = "output"
+    inline = False
+
+    def receive(self, item) -> None:
+        """A bus item: render its snapshot's indications."""
+        self.show(item.snapshot.indications, time.monotonic())
+
+    def show(self, ind: Indications, now: float) -> None:
+        raise NotImplementedError
+
+    def tick(self, now: float) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class DisplayOutput(IndicationOutput):
     """A 20x4 display (``hw.display.SerialDisplay`` or ``TerminalDisplay``)."""
+
+    name = "display"
 
     def __init__(self, display):
         self.display = display
@@ -47,15 +67,15 @@ class DisplayOutput:
             self._lines = ind.lines
             self.display.show(list(ind.lines))
 
-    def tick(self, now: float) -> None:
-        pass
-
     def close(self) -> None:
         self.display.close()
 
 
-class GpioOutputs:
+class GpioOutputs(IndicationOutput):
     """Seat LEDs and buzzer on the Pi's GPIO pins."""
+
+    name = "gpio"
+    inline = True
 
     def __init__(self, factory, leds: dict[str, int], buzzer: int | None):
         from hw.indicators import Buzzer, SeatLeds
@@ -81,8 +101,11 @@ class GpioOutputs:
                 device.close()
 
 
-class HubOutputs:
+class HubOutputs(IndicationOutput):
     """The hub's indicator LEDs, display rows and buzzer, through the host link."""
+
+    name = "hub"
+    inline = True
 
     def __init__(self, link, seats: Sequence[str], display: bool = True):
         self.link = link
@@ -106,27 +129,3 @@ class HubOutputs:
                     self.link.text(row, text)
         if ind.beep_ms:
             self.link.beep(ind.beep_ms)
-
-    def tick(self, now: float) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def build_outputs(settings, link=None, factory=None, stream=None):
-    """The outputs the settings ask for (display, GPIO LEDs and buzzer, the hub's)."""
-    outputs = []
-    if settings.display == "terminal":
-        from .screen import TerminalBoard       # the board, the hub link's state, log lines above it
-        outputs.append(TerminalBoard(stream or sys.stdout, link=link,
-                                     port=settings.hub_port if link is not None else None,
-                                     names=settings.game.table.names))
-    elif settings.display == "serial":
-        from hw.display import SerialDisplay
-        outputs.append(DisplayOutput(SerialDisplay(settings.display_port, baudrate=settings.display_baudrate)))
-    if link is not None:
-        outputs.append(HubOutputs(link, settings.game.table.seats, display=settings.display == "hub"))
-    if factory is not None and (settings.gpio_leds or settings.gpio_buzzer is not None):
-        outputs.append(GpioOutputs(factory, dict(settings.gpio_leds), settings.gpio_buzzer))
-    return outputs

@@ -448,13 +448,15 @@ def _draw_history(svg: ET.Element, x: float, y: float, summary: Mapping[str, Any
 
 
 def render_svg(summary: Mapping[str, Any], names: Mapping[str, str] | None = None,
-               history: History | None = None, rules: Rules | None = None) -> str:
+               history: History | None = None, rules: Rules | None = None, *, sheet_only: bool = False) -> str:
     """The paper pulka of ``summary`` with the deal history beside it, as an SVG document.
 
     ``history`` gives the running sums written ({player: {"gora": [1, 3, 6],
     "pulya": [...], "whists": {other: [...]}}}); by default they are derived
     from the deals with ``rules`` (RULES.md defaults if None) where that
-    reproduces the pulka.
+    reproduces the pulka.  ``sheet_only`` draws just the sheet, cropped close
+    (the HTML page, which has the title, settlement and deals as text, so the
+    picture stays legible on a 360 px phone).
     """
     players = players_of(summary)
     shown = _names(summary, names, players)
@@ -467,10 +469,20 @@ def render_svg(summary: Mapping[str, Any], names: Mapping[str, str] | None = Non
     table_bottom = SHEET_Y + ROW_H * (n_deals + 1) + 40
     height = max(SHEET_Y + SHEET_H + 110, table_bottom + 20)
 
-    svg = ET.Element("svg", {"xmlns": SVG_NS, "version": "1.1", "viewBox": f"0 0 {width:g} {height:g}",
+    left, top = 0.0, 0.0
+    if sheet_only:
+        left, top = SHEET_X - 42, SHEET_Y - 42
+        width, height = SHEET_W + 84, SHEET_H + 84
+    svg = ET.Element("svg", {"xmlns": SVG_NS, "version": "1.1",
+                             "viewBox": f"{left:g} {top:g} {width:g} {height:g}",
                              "width": f"{width:g}", "height": f"{height:g}"})
     _el(svg, "title", "Pulka: " + ", ".join(shown[p] for p in players))
-    _el(svg, "rect", x=0, y=0, width=width, height=height, fill="#ffffff")
+    _el(svg, "rect", x=left, y=top, width=width, height=height, fill="#ffffff")
+    if sheet_only:
+        _draw_sheet(svg, _Sheet(SHEET_X, SHEET_Y, SHEET_W, SHEET_H), players, shown, summary, history,
+                    convention, balances)
+        ET.indent(svg)
+        return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(svg, encoding="unicode") + "\n"
     complete = sum(1 for d in summary.get("deals") or () if d.get("complete"))
     _el(svg, "text", f"Pulka \u2014 {complete} deal{'s' if complete != 1 else ''} played",
         x=SHEET_X, y=36, font_family=FONT, font_size=22, font_weight="bold", fill="#1f3a68")
@@ -491,29 +503,51 @@ def render_svg(summary: Mapping[str, Any], names: Mapping[str, str] | None = Non
 
 # ---------------------------------------------------------------- HTML
 
-_CSS = """
-body { font-family: "DejaVu Sans", Verdana, Arial, sans-serif; color: #1a1a1a; margin: 2em; background: #fafafa; }
-h1 { color: #1f3a68; font-size: 1.6em; }
-h2 { color: #1f3a68; font-size: 1.2em; margin-top: 1.5em; }
-figure { margin: 0; }
-figure svg { max-width: 100%; height: auto; background: #fff; box-shadow: 0 1px 4px #0002; }
-table { border-collapse: collapse; margin-top: .5em; }
-th, td { border: 1px solid #c8d0dc; padding: .25em .7em; text-align: center; }
-th { background: #1f3a68; color: #fff; }
-tr:nth-child(even) td { background: #eef2f8; }
-tr.incomplete td { color: #8a8a8a; font-style: italic; }
-td.revoke { color: #b3261e; font-weight: bold; }
-td.pos { color: #1b7a2e; } td.neg { color: #b3261e; }
+# Phone first (issue 13): the sheet scales to the width, the tables wrap instead of scrolling
+# sideways, and the browser's dark mode is followed (the sheet itself stays paper-white).
+PULKA_CSS = """
+.pulka { --ink: #1a1a1a; --head: #1f3a68; --rule: #c8d0dc; --stripe: #eef2f8; --pos: #1b7a2e; --neg: #b3261e; }
+@media (prefers-color-scheme: dark) {
+  .pulka { --ink: #e6e6e6; --head: #9db8e8; --rule: #3a4658; --stripe: #1c2330; --pos: #6fd38a; --neg: #ff8a80; }
+}
+.pulka { color: var(--ink); }
+.pulka h1 { color: var(--head); font-size: 1.4em; margin: .3em 0; overflow-wrap: anywhere; }
+.pulka h2 { color: var(--head); font-size: 1.15em; margin-top: 1.2em; }
+.pulka figure { margin: 0; }
+.pulka figcaption { font-size: .85em; opacity: .8; margin-top: .3em; }
+.pulka figure svg { display: block; width: 100%; max-width: 760px; height: auto; background: #fff;
+  border-radius: 4px; box-shadow: 0 1px 4px #0003; }
+.pulka table { border-collapse: collapse; margin-top: .5em; width: 100%; max-width: 760px; table-layout: fixed; }
+.pulka th, .pulka td { border: 1px solid var(--rule); padding: .25em .3em; text-align: center;
+  overflow-wrap: anywhere; }
+.pulka th { background: var(--head); color: #fff; }
+@media (prefers-color-scheme: dark) { .pulka th { color: #10141c; } }
+.pulka tr:nth-child(even) td { background: var(--stripe); }
+.pulka tr.incomplete td { opacity: .65; font-style: italic; }
+.pulka td.revoke { color: var(--neg); font-weight: bold; }
+.pulka td.pos { color: var(--pos); } .pulka td.neg { color: var(--neg); }
+@media (max-width: 480px) { .pulka table { font-size: .8em; } }
+""".strip()
+
+_PAGE_CSS = """
+:root { color-scheme: light dark; }
+body { font-family: "DejaVu Sans", Verdana, Arial, sans-serif; margin: 0 auto; padding: .8em; max-width: 800px;
+  background: #fafafa; }
+@media (prefers-color-scheme: dark) { body { background: #12151b; } }
 """.strip()
 
 
-def render_html(summary: Mapping[str, Any], names: Mapping[str, str] | None = None,
-                history: History | None = None, rules: Rules | None = None) -> str:
-    """A self-contained page: the SVG inline, the deal history and the settlement (no external resources)."""
+def pulka_sections(summary: Mapping[str, Any], names: Mapping[str, str] | None = None,
+                   history: History | None = None, rules: Rules | None = None) -> str:
+    """The pulka as HTML sections: the sheet (SVG inline), the settlement and the deal history.
+
+    Shared by ``pulka.html`` and the live page's ``/pulka`` (issue 13), inside
+    an element of class ``pulka`` styled by :data:`PULKA_CSS`.
+    """
     players = players_of(summary)
     shown = _names(summary, names, players)
     convention, balances = _balances(summary)
-    svg = render_svg(summary, names, history, rules)
+    svg = render_svg(summary, names, history, rules, sheet_only=True)
     svg = svg.split("?>", 1)[1].strip() if svg.startswith("<?xml") else svg
     esc = html.escape
     deals = summary.get("deals") or []
@@ -525,7 +559,7 @@ def render_html(summary: Mapping[str, Any], names: Mapping[str, str] | None = No
             cells.append(f"<td{klass}>{esc(value)}</td>")
         klass = "" if deal.get("complete") else ' class="incomplete"'
         rows.append(f"<tr{klass}>{''.join(cells)}</tr>")
-    header = "".join(f"<th>{esc(h)}</th>" for h in _history_header(players, shown))
+    header = "".join(f'<th scope="col">{esc(h)}</th>' for h in _history_header(players, shown))
     pulka = summary.get("pulka") or {}
     settle_rows = []
     for p in players:
@@ -535,25 +569,18 @@ def render_html(summary: Mapping[str, Any], names: Mapping[str, str] | None = No
         whists = ", ".join(f"{esc(shown[o])} {esc(fmt_num(v))}" for o, v in (entry.get("whists") or {}).items()
                            if o in shown)
         settle_rows.append(
-            f"<tr><td>{esc(shown[p])}</td><td>{esc(fmt_num(_score(entry, 'gora')))}</td>"
+            f'<tr><th scope="row">{esc(shown[p])}</th><td>{esc(fmt_num(_score(entry, "gora")))}</td>'
             f"<td>{esc(fmt_num(_score(entry, 'pulya')))}</td><td>{whists or '&#8212;'}</td>"
             f'<td class="{klass}">{esc(fmt_balance(balance))}</td></tr>')
-    title = "Pulka: " + ", ".join(shown[p] for p in players)
+    complete = sum(1 for d in deals if d.get("complete"))
     return "\n".join([
-        "<!DOCTYPE html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{esc(title)}</title>",
-        f"<style>\n{_CSS}\n</style>",
-        "</head>",
-        "<body>",
-        f"<h1>{esc(title)}</h1>",
-        f"<figure>\n{svg}\n</figure>",
+        f'<figure aria-label="the pulka sheet">\n{svg}\n'
+        f"<figcaption>{complete} deal{'s' if complete != 1 else ''} played; inside out: gora (running sums), "
+        "pulya, whists on each opponent; outside: name and balance in whists</figcaption>\n</figure>",
         f"<h2>Settlement ({esc(convention)})</h2>",
         '<table id="settlement">',
-        "<tr><th>player</th><th>gora</th><th>pulya</th><th>whists on</th><th>balance</th></tr>",
+        '<tr><th scope="col">player</th><th scope="col">gora</th><th scope="col">pulya</th>'
+        '<th scope="col">whists on</th><th scope="col">balance</th></tr>',
         *settle_rows,
         "</table>",
         "<h2>Deals</h2>",
@@ -561,6 +588,32 @@ def render_html(summary: Mapping[str, Any], names: Mapping[str, str] | None = No
         f"<tr>{header}</tr>",
         *(rows or [f'<tr><td colspan="{len(players) + 5}">no deals</td></tr>']),
         "</table>",
+    ])
+
+
+def render_html(summary: Mapping[str, Any], names: Mapping[str, str] | None = None,
+                history: History | None = None, rules: Rules | None = None) -> str:
+    """A self-contained page (no external resources, works opened from a file): the same
+    responsive pulka as the live page's ``/pulka``."""
+    players = players_of(summary)
+    shown = _names(summary, names, players)
+    esc = html.escape
+    title = "Pulka: " + ", ".join(shown[p] for p in players)
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<meta name="color-scheme" content="light dark">',
+        f"<title>{esc(title)}</title>",
+        f"<style>\n{_PAGE_CSS}\n{PULKA_CSS}\n</style>",
+        "</head>",
+        '<body class="pulka">',
+        "<main>",
+        f"<h1>{esc(title)}</h1>",
+        pulka_sections(summary, names, history, rules),
+        "</main>",
         "</body>",
         "</html>",
         "",

@@ -20,6 +20,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from typing import Iterable, Sequence, TextIO
 
 from ..core.view import ERROR as ERROR_LED, TURN as TURN_LED
@@ -162,8 +163,12 @@ class TerminalBoard:
     """The 20x4 board of ``preftable run`` on a terminal, with the hub link's state under it.
 
     Draws through a :class:`Screen` (log records go above it); on a pipe or a
-    file, each changed board is appended instead.
+    file, each changed board is appended instead.  A bus subscriber on a thread
+    of its own (:mod:`controller.app.bus`).
     """
+
+    name = "terminal board"
+    inline = False
 
     def __init__(self, stream: TextIO | None = None, link=None, port: str | None = None, names=None):
         from hw.display import TerminalDisplay
@@ -193,6 +198,10 @@ class TerminalBoard:
         if self._mistake:
             lines.append((f"! a mistake by {', '.join(self._mistake)}: {self.confirm_hint}", MISTAKE))
         return lines
+
+    def receive(self, item) -> None:
+        """A bus item: draw its snapshot's board."""
+        self.show(item.snapshot.indications, time.monotonic())
 
     def show(self, ind, now: float) -> None:
         self._rows = tuple(ind.lines)

@@ -1,11 +1,14 @@
-"""The table service: readers -> tracker -> LEDs, display, game log.
+"""The table service: readers -> table events -> tracker -> game log, then the bus.
 
 One loop thread owns the tracker: sources put table events on a queue, the
 loop feeds them to the tracker, appends them with their derived lines to the
-game log, renders the new state on every output, polls the buttons, ticks the
-LED patterns and pings systemd's watchdog.  A crash loses nothing that was
-logged: :meth:`TableService.open_session` resumes the newest unfinished
-session exactly where its last whole line left it.
+game log, and publishes ``(event, signals, snapshot)`` on the bus
+(:mod:`controller.app.bus`) to every output -- LEDs, displays, the terminal
+view, the web page, the club feed.  It also polls the buttons, ticks the
+inline outputs' LED patterns and pings systemd's watchdog.  Nothing but this
+thread touches the tracker: outputs read the frozen snapshot.  A crash loses
+nothing that was logged: :meth:`TableService.open_session` resumes the newest
+unfinished session exactly where its last whole line left it.
 """
 
 from __future__ import annotations
@@ -20,18 +23,20 @@ from typing import Callable, Sequence
 
 from ..core.deck import Deck
 from ..core.events import TableEvent
+from ..core.snapshot import NO_LINK, SnapshotBuilder, TableSnapshot
+from ..core.tracker import DealTracker, Signal
 from ..store.gamelog import SessionLog
+from .bus import Bus, Published
+from .outputs import Output
 from .sdnotify import Notifier
 from .settings import Settings
-from .outputs import Output
 from .sources import EventSource, SessionClock
-from ..core.tracker import DealTracker, Signal
-from ..core.view import Indications, indications
 
 log = logging.getLogger(__name__)
 
 MISTAKE_BEEP_MS = 300
-NEW_PULKA = "new_pulka"
+NEW_PULKA = "new_pulka"          # queue items that are not table events
+_LINK = "link"
 
 
 class TableService:
@@ -39,18 +44,17 @@ class TableService:
 
     def __init__(self, settings: Settings, deck: Deck | None, log_dir: Path, *,
                  outputs: Sequence[Output] = (), buttons=None, notifier: Notifier | None = None,
-                 on_signals: Callable[[TableEvent, list[Signal]], None] | None = None,
                  on_finished: Callable[[dict, Path], None] | None = None):
         self.settings = settings
         self.deck = deck
         self.log_dir = log_dir
-        self.outputs = list(outputs)
+        self.outputs = list(outputs)   # subscribed to the bus when run() starts
+        self.bus = Bus()
         self.buttons = buttons
         if buttons is not None:
             from hw.indicators import to_event
             self._button_event = to_event
         self.notifier = notifier or Notifier()
-        self.on_signals = on_signals
         self.on_finished = on_finished
         self.queue: queue.Queue = queue.Queue()
         self.stop_event = threading.Event()
@@ -59,7 +63,10 @@ class TableService:
         self.replayed = 0
         self.last_t = 0.0
         self.clock = SessionClock()
-        self.indications: Indications | None = None
+        self.seq = 0
+        self.link: dict = dict(NO_LINK)
+        self.snapshot: TableSnapshot | None = None
+        self._snapshots = SnapshotBuilder()
 
     # --- sessions ----------------------------------------------------------------
 
@@ -80,6 +87,8 @@ class TableService:
             self.replayed, self.last_t = 0, 0.0
         self.session = session
         self.clock = SessionClock(self.last_t)
+        self.seq = self.replayed
+        self._snapshots = SnapshotBuilder(session.folder.name)
         return session
 
     def new_pulka(self) -> None:
@@ -91,13 +100,23 @@ class TableService:
             if self.on_finished is not None:
                 self.on_finished(summary, path)
         self.open_session(new=True)
-        self._render(beep_ms=0)
+        self._publish(None, [])
 
     # --- the loop ----------------------------------------------------------------
 
     def sink(self, event: TableEvent) -> None:
         """Called by sources from their threads."""
         self.queue.put(event)
+
+    def submit(self, event: TableEvent) -> None:
+        """A control line from outside the readers (a web page): thread-safe, stamped with
+        the session clock like a button press."""
+        self.queue.put(replace(event, t=self.clock()))
+
+    def set_link(self, state: str, detail: str = "") -> None:
+        """The reader link's state (``none``/``waiting``/``connected``), from any thread;
+        the loop publishes it."""
+        self.queue.put((_LINK, state, detail))
 
     def handle(self, event: TableEvent) -> list[Signal]:
         if event.t < self.last_t:
@@ -106,18 +125,16 @@ class TableService:
         signals = self.tracker.feed(event)
         ended = any(s.kind == "deal" for s in signals)
         self.session.append(event, signals, self.tracker.checkpoint() if ended else None)
-        if self.on_signals is not None:
-            self.on_signals(event, signals)
-        beep = MISTAKE_BEEP_MS if any(s.kind == "mistake" for s in signals) else 0
-        self._render(beep)
+        self.seq += 1
+        self._publish(event, signals)
         return signals
 
-    def _render(self, beep_ms: int) -> None:
-        ind = indications(self.tracker, self.settings.game.table.names, beep_ms)
-        self.indications = ind
-        now = time.monotonic()
-        for out in self.outputs:
-            out.show(ind, now)
+    def _publish(self, event: TableEvent | None, signals: list[Signal]) -> None:
+        beep = MISTAKE_BEEP_MS if any(s.kind == "mistake" for s in signals) else 0
+        snapshot = self._snapshots.build(self.tracker, seq=self.seq, link=self.link, beep_ms=beep)
+        self.snapshot = snapshot
+        self.bus.publish(Published(event, tuple(signals), snapshot,
+                                   self.session.folder if self.session is not None else None))
 
     def _poll_buttons(self, now: float) -> None:
         to_event = self._button_event
@@ -133,9 +150,11 @@ class TableService:
         """Run until :meth:`stop` (or ``until()`` is true), then flush and close."""
         if self.session is None:
             self.open_session()
+        for out in self.outputs:
+            self.bus.subscribe(out, inline=getattr(out, "inline", False))
         source.start(self.sink)
-        self._render(0)
         self.notifier.ready(f"session {self.session.folder.name}")
+        self._publish(None, [])        # after READY: the first snapshot reads every ended deal
         try:
             while not self.stop_event.is_set():
                 try:
@@ -145,6 +164,9 @@ class TableService:
                 while item is not None:
                     if item == NEW_PULKA:
                         self.new_pulka()
+                    elif isinstance(item, tuple) and item[0] == _LINK:
+                        self.link = {"state": item[1], "detail": item[2]}
+                        self._publish(None, [])
                     else:
                         self.handle(item)
                     try:
@@ -154,8 +176,7 @@ class TableService:
                 now = time.monotonic()
                 if self.buttons is not None:
                     self._poll_buttons(now)
-                for out in self.outputs:
-                    out.tick(now)
+                self.bus.tick(now)
                 self.notifier.ping(now)
                 if until is not None and until():
                     break
@@ -163,8 +184,7 @@ class TableService:
             self.notifier.stopping()
             source.stop()
             self.session.close()
-            for out in self.outputs:
-                out.close()
+            self.bus.close()
             if self.buttons is not None:
                 self.buttons.close()
 

@@ -14,10 +14,22 @@ from .errors import CardError
 RANKS: tuple[str, ...] = ("7", "8", "9", "10", "J", "Q", "K", "A")
 SUITS: tuple[str, ...] = ("s", "c", "d", "h")
 SUIT_SYMBOLS = {"s": "\u2660", "c": "\u2663", "d": "\u2666", "h": "\u2665"}
-_SYMBOL_TO_SUIT = {
+SYMBOL_TO_SUIT = {
     "\u2660": "s", "\u2663": "c", "\u2666": "d", "\u2665": "h",   # filled ♠♣♦♥
     "\u2664": "s", "\u2667": "c", "\u2662": "d", "\u2661": "h",   # white ♤♧♢♡
 }
+_SYMBOL_TO_SUIT = SYMBOL_TO_SUIT
+
+
+def ascii_text(text: str) -> str:
+    """Text in the characters a serial line or a hub's display row can carry: printable
+    ASCII without ``$``/``*`` (PROTOCOL.md frames); suit symbols become ``s c d h``,
+    anything else ``?``.  The one sanitiser of the project."""
+    out = []
+    for ch in str(text):
+        ch = SYMBOL_TO_SUIT.get(ch, ch)
+        out.append(ch if " " <= ch <= "~" and ch not in "$*" else "?")
+    return "".join(out)
 _RANK_ALIASES = {"T": "10"}
 
 

@@ -20,6 +20,7 @@ from .errors import ConfigError
 PRIKUP_MODES = ("dealer_leads", "suit_only", "closed")
 SCORING_MODES = ("gora", "whists")
 CONVENTIONS = ("sochi", "leningrad")
+WHIST_RESPONSIBILITIES = ("full", "half")
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,21 @@ class Rules:
     last_step_dealer_penalty_points: int | None = None
     subtract_minimum: bool = False
     convention: str = "sochi"
+    # contract deals (RULES-contracts.md, FORMATS-contracts.md)
+    bidding: bool = False
+    pulya_target: int | None = None
+    ten_whisted: bool = True
+    half_whist: bool = True
+    consolation_to_dealer: bool = True
+    second_whist_responsible: bool = True
+    whist_responsibility: str | None = None     # None: "full" in Sochi, "half" in Leningrad
+
+    @property
+    def responsibility(self) -> str:
+        """``whist_responsibility`` with its convention-dependent default."""
+        if self.whist_responsibility is not None:
+            return self.whist_responsibility
+        return "half" if self.convention == "leningrad" else "full"
 
 
 @dataclass(frozen=True)
@@ -80,6 +96,16 @@ class GameConfig:
         else:
             lines.append(f"last_step_dealer_penalty_points = {r.last_step_dealer_penalty_points}")
         lines += [f"subtract_minimum = {str(r.subtract_minimum).lower()}", f'convention = "{r.convention}"']
+        # The contract keys are written only when set away from their defaults, so a
+        # raspasovka session's config.toml stays exactly what it was before they existed.
+        defaults = Rules()
+        for key in _CONTRACT_BOOLS:
+            if getattr(r, key) != getattr(defaults, key):
+                lines.append(f"{key} = {str(getattr(r, key)).lower()}")
+        if r.pulya_target is not None:
+            lines.append(f"pulya_target = {r.pulya_target}")
+        if r.whist_responsibility is not None:
+            lines.append(f'whist_responsibility = "{r.whist_responsibility}"')
         return "\n".join(lines) + "\n"
 
 
@@ -160,6 +186,7 @@ def check_known_keys(section: Mapping, key: str, known: tuple[str, ...] | frozen
 
 _TABLE_KEYS = ("players", "first_dealer", "names")
 _RULES_KEYS = tuple(Rules.__dataclass_fields__)
+_CONTRACT_BOOLS = ("bidding", "ten_whisted", "half_whist", "consolation_to_dealer", "second_whist_responsible")
 
 
 def parse_table(raw: object) -> Table:
@@ -217,6 +244,14 @@ def parse_rules(raw: object, players: int) -> Rules:
         kw["subtract_minimum"] = check_bool(section["subtract_minimum"], "rules.subtract_minimum")
     if "convention" in section:
         kw["convention"] = check_choice(section["convention"], "rules.convention", CONVENTIONS)
+    for key in _CONTRACT_BOOLS:
+        if key in section:
+            kw[key] = check_bool(section[key], f"rules.{key}")
+    if "pulya_target" in section:
+        kw["pulya_target"] = check_int(section["pulya_target"], "rules.pulya_target", 1)
+    if "whist_responsibility" in section:
+        kw["whist_responsibility"] = check_choice(section["whist_responsibility"], "rules.whist_responsibility",
+                                                  WHIST_RESPONSIBILITIES)
     return Rules(**kw)
 
 

@@ -1,18 +1,38 @@
-"""One raspasovka deal as pure data: who plays when, tricks, winners, revokes.
+"""One deal as pure data: its auction and whisting, who plays when, tricks, winners, revokes.
+
+The rules of the play sit behind one seam, :class:`DealKind`: who leads each
+trick, what wins it, which trump a revoke is judged against, and what the
+finished deal writes.  :class:`Raspasovka` (RULES.md) and :class:`ContractPlay`
+(RULES-contracts.md: a trump or no-trump game, or misère) are its two kinds;
+:class:`Deal` plays cards through whichever kind the auction chose.
 
 :class:`Deal` knows nothing of readers or presence; the tracker feeds it the
-cards it accepted.  Everything here is derived from the list of accepted
-plays, so taking a card back (``undo``) is replaying all plays but the last.
+lines it accepted (cards and the calls of :mod:`controller.core.bidding`).
+Everything is derived from that list of accepted lines, so taking one back
+(``undo``) is replaying all lines but the last.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol
 
+from .bidding import (CONTRACT as CONTRACT_RESULT, MISERE_DEAL, PLAY, RASPASOVKA, TEN_UNWHISTED, Auction,
+                      Whisting, level, trump_of)
 from .cards import Card, next_seat, seat_names
 from .config import Rules
+from .contract_scoring import ContractDeal, ContractRevoke, game_value, score_contract
+from .events import BID, CONTRACT, MISERE, WHIST, WHIST_MODE
+from .scoring import Writes, score_deal
 
 PRIKUP = "prikup"
+CARD = "card"
+
+# deal kinds (FORMATS-contracts.md `kind`)
+KIND_RASPASOVKA, KIND_CONTRACT, KIND_MISERE, KIND_UNPLAYED = "raspasovka", "contract", "misere", "unplayed"
+
+# the phases of a deal, also the tracker's states
+AUCTION, CONTRACT_PHASE, WHISTING, PLAYING, DONE = "auction", "contract", "whisting", "play", "done"
 
 
 @dataclass(frozen=True)
@@ -31,13 +51,15 @@ class Trick:
 
 @dataclass(frozen=True)
 class Revoke:
-    """A proven revoke: ``seat`` failed to follow ``suit`` at play ``failed_at``
-    (index into the deal's plays) and proved it by playing that suit at ``proven_at``."""
+    """A proven revoke: ``seat`` failed to follow ``suit`` (or, ``trump`` True, failed to
+    play a trump of that suit) at play ``failed_at`` (index into the deal's plays) and proved
+    it by playing that suit at ``proven_at``."""
 
     seat: str
     suit: str
     failed_at: int
     proven_at: int
+    trump: bool = False
 
 
 def active_seats(players: int, dealer: str) -> tuple[str, ...]:
@@ -46,9 +68,121 @@ def active_seats(players: int, dealer: str) -> tuple[str, ...]:
     return tuple(next_seat(dealer, players, step) for step in range(1, count + 1))
 
 
+# --- the seam: the rules of the play of one kind of deal ----------------------------
+
+class DealKind(Protocol):
+    """What differs between kinds of deal: the lead, the trump, the winner, the score."""
+
+    name: str
+    trump: str | None
+
+    def trick_order(self, index: int, previous_winner: str | None) -> tuple[str, ...]:
+        """The zones that lay a card to trick ``index`` (0-based), in play order."""
+
+    def winner(self, cards: list[tuple[str, Card]]) -> str | None:
+        """The seat that takes a full trick (None: nobody)."""
+
+    def score(self, deal: "Deal") -> tuple[Writes, str | None]:
+        """What the finished deal writes (before the help rule), and its outcome."""
+
+
+def _rotated(active: tuple[str, ...], leader: str) -> tuple[str, ...]:
+    at = active.index(leader)
+    return active[at:] + active[:at]
+
+
+class Raspasovka:
+    """RULES.md: no trumps, the prikup leads the first two tricks (``rules.prikup``)."""
+
+    name = KIND_RASPASOVKA
+    trump = None
+
+    def __init__(self, rules: Rules, dealer: str, active: tuple[str, ...]):
+        self.rules, self.dealer, self.active = rules, dealer, active
+        self.prikup_leads = rules.prikup != "closed"
+        self.suit_only = rules.prikup == "suit_only"
+
+    def trick_order(self, index: int, previous_winner: str | None) -> tuple[str, ...]:
+        if self.prikup_leads and index < 2:
+            return (PRIKUP,) + self.active
+        if index == 0 or (self.prikup_leads and index == 2):
+            return self.active
+        return _rotated(self.active, previous_winner)
+
+    def winner(self, cards: list[tuple[str, Card]]) -> str | None:
+        led = cards[0][1].suit
+        best_zone, best_rank = None, -1
+        for zone, card in cards:
+            if card.suit != led or (zone == PRIKUP and self.suit_only):
+                continue
+            if card.rank > best_rank:
+                best_zone, best_rank = zone, card.rank
+        if best_zone == PRIKUP:
+            return self.dealer          # a prikup trick nobody beat is the dealer's
+        return best_zone
+
+    def score(self, deal: "Deal") -> tuple[Writes, None]:
+        return score_deal(self.rules, deal.seats, deal.active, deal.dealer, deal.price, deal.step,
+                          deal.taken, deal.charged_revoke), None
+
+
+class ContractPlay:
+    """RULES-contracts.md "Play": first hand leads trick 1, then the winner; the highest
+    trump wins, else the highest card of the led suit.  Also misère (no trumps)."""
+
+    def __init__(self, rules: Rules, game: str, active: tuple[str, ...]):
+        self.rules, self.game, self.active = rules, game, active
+        self.name = KIND_MISERE if game == MISERE else KIND_CONTRACT
+        self.trump = trump_of(game)
+
+    def trick_order(self, index: int, previous_winner: str | None) -> tuple[str, ...]:
+        return self.active if index == 0 else _rotated(self.active, previous_winner)
+
+    def winner(self, cards: list[tuple[str, Card]]) -> str | None:
+        trumps = [(c.rank, z) for z, c in cards if c.suit == self.trump]
+        if trumps:
+            return max(trumps)[1]
+        led = cards[0][1].suit
+        return max((c.rank, z) for z, c in cards if c.suit == led)[1]
+
+    def score(self, deal: "Deal") -> tuple[Writes, str]:
+        return score_contract(self.rules, deal.contract_deal())
+
+
+# --- the contract game's calls ----------------------------------------------------
+
+@dataclass
+class Bidding:
+    """The auction, the declarer's game and the whisting of a deal with ``rules.bidding``."""
+
+    auction: Auction
+    game: str | None = None             # the declarer's final game (misère at once after a misère auction)
+    whisting: Whisting | None = None
+    mode_line: str | None = None        # the last valid whist_mode line
+    contract_lines: int = 0
+
+    @property
+    def declarer(self) -> str | None:
+        top = self.auction.highest
+        return top[0] if top is not None and self.auction.result in (CONTRACT_RESULT, MISERE_DEAL) else None
+
+    @property
+    def winning_bid(self) -> str | None:
+        top = self.auction.highest
+        return top[1] if self.declarer else None
+
+    @property
+    def ending(self) -> str | None:
+        """How a game's deal ends without play: passed, half_whist, ten_unwhisted (None: played or open)."""
+        if self.whisting is None:
+            return None
+        result = self.whisting.result
+        return result if result not in (None, PLAY) else None
+
+
 @dataclass
 class Deal:
-    """State of one deal, advanced by :meth:`play` with cards already judged legal to lay."""
+    """State of one deal, advanced with lines already judged valid (cards by :meth:`play`)."""
 
     number: int
     dealer: str
@@ -61,88 +195,219 @@ class Deal:
     current: list[tuple[str, Card]] = field(default_factory=list)
     played: set[Card] = field(default_factory=set)
     voids: dict[str, dict[str, int]] = field(default_factory=dict)
+    trumpless: dict[str, int] = field(default_factory=dict)    # seat -> play where he did not trump
     revokes: list[Revoke] = field(default_factory=list)
     abandoned: bool = False
+    lines: list[tuple[str, str, object]] = field(default_factory=list)   # accepted lines, in order
+    bidding: Bidding | None = None
 
     def __post_init__(self) -> None:
         self.seats = seat_names(self.players)
         self.active = active_seats(self.players, self.dealer)
-        self.prikup_leads = self.rules.prikup != "closed"
         self.total_tricks = 10
-        self._order = self._trick_order(0, None)
-
-    # --- who plays -----------------------------------------------------------------
-
-    def _trick_order(self, index: int, previous_winner: str | None) -> tuple[str, ...]:
-        if self.prikup_leads and index < 2:
-            return (PRIKUP,) + self.active
-        if index == 0 or (self.prikup_leads and index == 2):
-            leader = self.active[0]
+        self._trick_starts: list[int] = []
+        self._finished, self._phase = False, AUCTION if self.rules.bidding else PLAYING
+        if self.rules.bidding:
+            self.bidding = Bidding(Auction(self.active))
+            self.kind: DealKind | None = None
+            self._order: tuple[str, ...] = ()
         else:
-            leader = previous_winner
-        at = self.active.index(leader)
-        return self.active[at:] + self.active[:at]
+            self._set_kind(Raspasovka(self.rules, self.dealer, self.active))
+
+    def _set_kind(self, kind: DealKind) -> None:
+        self.kind = kind
+        self._order = kind.trick_order(0, None)
+
+    # --- phases ----------------------------------------------------------------------
 
     @property
-    def expected(self) -> str | None:
-        """The zone whose card is due next, or None when the deal is over."""
-        if self.finished:
-            return None
-        return self._order[len(self.current)]
+    def phase(self) -> str:
+        """auction, contract, whisting, play or done."""
+        return self._phase
 
     @property
     def finished(self) -> bool:
-        return len(self.tricks) == self.total_tricks
+        """The deal is over: its 10th trick, or an ending without play."""
+        return self._finished
+
+    def _refresh(self) -> None:
+        """Work out the phase again after a line (they change only with lines; cards read it)."""
+        self._finished = self._is_finished()
+        self._phase = self._phase_now()
+
+    def _phase_now(self) -> str:
+        b = self.bidding
+        if b is not None:
+            result = b.auction.result
+            if result is None:
+                return AUCTION
+            if result == CONTRACT_RESULT:
+                if b.game is None:
+                    return CONTRACT_PHASE
+                if b.whisting is None:
+                    return DONE                 # a 10 not whisted
+                if b.whisting.result is None:
+                    return WHISTING
+                if b.whisting.result != PLAY:
+                    return DONE
+        return DONE if self.finished else PLAYING
+
+    def _is_finished(self) -> bool:
+        if len(self.tricks) == self.total_tricks:
+            return True
+        b = self.bidding
+        return b is not None and b.game is not None and b.game != MISERE and (
+            b.whisting is None or b.whisting.result not in (None, PLAY))
 
     @property
     def complete(self) -> bool:
         return self.finished and not self.abandoned
+
+    @property
+    def kind_name(self) -> str | None:
+        """FORMATS-contracts.md ``kind``."""
+        b = self.bidding
+        if b is None:
+            return KIND_RASPASOVKA
+        result = b.auction.result
+        if result is None:
+            return None
+        if result == RASPASOVKA:
+            return KIND_RASPASOVKA
+        if result == MISERE_DEAL:
+            return KIND_MISERE
+        return KIND_UNPLAYED if self.finished and not self.tricks and b.game is not None else KIND_CONTRACT
+
+    # --- the contract game's calls ---------------------------------------------------
+
+    def call(self, event: str, seat: str | None, value: str) -> None:
+        """Record an accepted bid, contract, whist or whist_mode line."""
+        b = self.bidding
+        self.lines.append((event, seat, value))
+        if event == BID:
+            b.auction.call(seat, value)
+            result = b.auction.result
+            if result == RASPASOVKA:
+                self._set_kind(Raspasovka(self.rules, self.dealer, self.active))
+            elif result == MISERE_DEAL:
+                b.game = MISERE
+                self._set_kind(ContractPlay(self.rules, MISERE, self.active))
+        elif event == CONTRACT:
+            b.contract_lines += 1
+            if b.game != MISERE:            # after a misère auction: accepted, changes nothing
+                b.game = value
+                if level(value) != 10 or self.rules.ten_whisted:    # else it ends the deal, unplayed
+                    b.whisting = Whisting(value, self.defenders[0], self.defenders[1], self.rules.half_whist)
+        elif event == WHIST:
+            b.whisting.call(seat, value)
+            if b.whisting.result == PLAY:
+                self._set_kind(ContractPlay(self.rules, b.game, self.active))
+        elif event == WHIST_MODE:
+            b.mode_line = value
+        self._refresh()
+
+    @property
+    def defenders(self) -> tuple[str, str]:
+        """(first defender, second defender): the active seats clockwise after the declarer."""
+        declarer = self.bidding.declarer
+        at = self.active.index(declarer)
+        return self.active[(at + 1) % 3], self.active[(at + 2) % 3]
+
+    @property
+    def whisters(self) -> list[str]:
+        b = self.bidding
+        if b is None or b.whisting is None:
+            return []
+        return b.whisting.whisters
+
+    @property
+    def whist_mode(self) -> str | None:
+        """FORMATS-contracts.md ``whist_mode``."""
+        b = self.bidding
+        if b is None:
+            return None
+        if b.game == MISERE and b.auction.result == MISERE_DEAL:
+            return b.mode_line or "open"
+        whisters = self.whisters
+        if len(whisters) == 2:
+            return "closed"
+        if len(whisters) == 1:
+            return b.mode_line or "closed"
+        return None
+
+    def mode_refusal(self) -> str | None:
+        """Why a whist_mode line is not valid now (None if it is)."""
+        b = self.bidding
+        if b is None or b.auction.result == RASPASOVKA:
+            return "no whist mode in a raspasovka"
+        if self.tricks:
+            return "the first trick has closed"
+        if b.auction.result == MISERE_DEAL:
+            return None
+        if self.phase != PLAYING:
+            return "the whisting is not decided"
+        if len(self.whisters) != 1:
+            return "two whisters always play closed"
+        return None
+
+    # --- who plays -----------------------------------------------------------------
+
+    @property
+    def expected(self) -> str | None:
+        """The zone whose card is due next, or None when no card is (auction, whisting, over)."""
+        if self._phase != PLAYING:
+            return None
+        return self._order[len(self.current)]
 
     # --- play ----------------------------------------------------------------------
 
     def play(self, zone: str, card: Card) -> tuple[Trick | None, Revoke | None]:
         """Record an accepted card; return the trick it closed and the revoke it proved."""
         index = len(self.plays)
+        self.lines.append((CARD, zone, card))
         self.plays.append((zone, card))
         self.played.add(card)
+        if not self.current:
+            self._trick_starts.append(index)
         proven = None
+        trump = self.kind.trump
         if zone != PRIKUP:
+            failed = []
             voids = self.voids.get(zone)
-            if voids and card.suit in voids and not any(
-                    r.seat == zone and r.suit == card.suit for r in self.revokes):
-                proven = Revoke(zone, card.suit, voids[card.suit], index)
+            if voids and card.suit in voids:
+                failed.append((voids[card.suit], False))
+            if card.suit == trump and zone in self.trumpless:
+                failed.append((self.trumpless[zone], True))
+            if failed and not any(r.seat == zone and r.suit == card.suit for r in self.revokes):
+                at, by_trump = min(failed)
+                proven = Revoke(zone, card.suit, at, index, by_trump)
                 self.revokes.append(proven)
             if self.current:
                 led = self.current[0][1].suit
                 if card.suit != led:
                     self.voids.setdefault(zone, {}).setdefault(led, index)
+                    if trump is not None and led != trump and card.suit != trump:
+                        self.trumpless.setdefault(zone, index)
         self.current.append((zone, card))
         if len(self.current) < len(self._order):
             return None, proven
-        trick = Trick(self._order[0], tuple(self.current), self._winner(self.current))
+        trick = Trick(self._order[0], tuple(self.current), self.kind.winner(self.current))
         self.tricks.append(trick)
         self.current = []
-        if not self.finished:
-            self._order = self._trick_order(len(self.tricks), trick.winner)
+        if len(self.tricks) == self.total_tricks:
+            self._refresh()
+        if not self._finished:
+            self._order = self.kind.trick_order(len(self.tricks), trick.winner)
         return trick, proven
 
-    def _winner(self, cards: list[tuple[str, Card]]) -> str | None:
-        led = cards[0][1].suit
-        best_zone, best_rank = None, -1
-        for zone, card in cards:
-            if card.suit != led or (zone == PRIKUP and self.rules.prikup == "suit_only"):
-                continue
-            if card.rank > best_rank:
-                best_zone, best_rank = zone, card.rank
-        if best_zone == PRIKUP:
-            return self.dealer
-        return best_zone
-
     def without_last(self) -> "Deal":
-        """A fresh deal with every play but the last (``undo``)."""
+        """A fresh deal with every accepted line but the last (``undo``)."""
         deal = Deal(self.number, self.dealer, self.price, self.step, self.players, self.rules)
-        for zone, card in self.plays[:-1]:
-            deal.play(zone, card)
+        for event, who, value in self.lines[:-1]:
+            if event == CARD:
+                deal.play(who, value)
+            else:
+                deal.call(event, who, value)
         return deal
 
     # --- results -------------------------------------------------------------------
@@ -156,11 +421,67 @@ class Deal:
         return counts
 
     @property
-    def charged_revoke(self) -> str | None:
-        """The seat whose proven revoke came first in play order, or None."""
+    def first_revoke(self) -> Revoke | None:
+        """The proven revoke whose offending card came first in play order."""
         if not self.revokes:
             return None
-        return min(self.revokes, key=lambda r: r.failed_at).seat
+        return min(self.revokes, key=lambda r: r.failed_at)
+
+    @property
+    def charged_revoke(self) -> str | None:
+        """The seat charged for the first revoke, or None.  In open play with one whister a
+        revoke from the passer's zone is the whister's."""
+        revoke = self.first_revoke
+        if revoke is None:
+            return None
+        whisters = self.whisters
+        if (len(whisters) == 1 and self.whist_mode == "open" and revoke.seat != self.bidding.declarer
+                and revoke.seat != whisters[0]):
+            return whisters[0]
+        return revoke.seat
+
+    @property
+    def revoke_trick(self) -> int | None:
+        """The number (1-10) of the trick of the first revoke's offending card."""
+        revoke = self.first_revoke
+        if revoke is None:
+            return None
+        return sum(1 for start in self._trick_starts if start <= revoke.failed_at)
 
     def in_current_trick(self, zone: str, card: Card) -> bool:
         return (zone, card) in self.current
+
+    # --- what scoring needs --------------------------------------------------------
+
+    @property
+    def value(self) -> int | None:
+        """P of the game, once it is known."""
+        b = self.bidding
+        return game_value(b.game) if b is not None and b.game is not None else None
+
+    def contract_deal(self) -> ContractDeal:
+        """The finished contract, misère or unplayed deal as contract scoring takes it."""
+        b = self.bidding
+        declarer = b.declarer
+        ending = b.ending or (TEN_UNWHISTED if b.game != MISERE and b.whisting is None else "played")
+        defenders = self.defenders
+        revoke = None
+        first = self.first_revoke
+        if first is not None:
+            trick = self.tricks[self.revoke_trick - 1]
+            led = trick.cards[0][1].suit
+            highest = max(((c.rank, z) for z, c in trick.cards if z in defenders and c.suit == led),
+                          default=None)
+            revoke = ContractRevoke(offender=first.seat, charged=self.charged_revoke,
+                                    by_declarer=first.seat == declarer, trick_winner=trick.winner,
+                                    highest_defender=highest[1] if highest else None)
+        half = b.whisting.half_whister if b.whisting is not None else None
+        return ContractDeal(game=b.game, declarer=declarer, ending=ending, defenders=defenders,
+                            whisters=tuple(self.whisters), half_whister=half, dealer=self.dealer,
+                            seats=self.seats, taken=self.taken, revoke=revoke)
+
+    def score(self) -> tuple[Writes, str | None]:
+        """What the finished deal writes before the help rule, and its outcome."""
+        if self.kind is None or (self.bidding is not None and self.kind_name == KIND_UNPLAYED):
+            return score_contract(self.rules, self.contract_deal())
+        return self.kind.score(self)

@@ -1,4 +1,11 @@
-"""Table events (FORMATS.md "Table events"): what the readers saw, in time order.
+"""Table events (FORMATS.md "Table events", FORMATS-contracts.md "Table events: new
+control lines"): what the readers and the players' calls said, in time order.
+
+Control lines -- ``button``, and the contract game's ``bid``, ``contract``,
+``whist`` and ``whist_mode`` -- have no zone and no card.  A control line whose
+field value is missing or unknown is an invalid line (reported, skipped); one
+that is well formed but not allowed at that moment is the tracker's business
+(a signalled ``invalid_control`` mistake).
 
 Both reader paths -- the Pi's own RC522 readers (``hw/``) and the table hub
 (``firmware_bridge/``) -- produce :class:`TableEvent` objects; the deal tracker
@@ -19,13 +26,23 @@ PLACED = "placed"
 REMOVED = "removed"
 BUTTON = "button"
 BUTTONS = ("undo", "new_deal", "confirm")
+BID, CONTRACT, WHIST, WHIST_MODE = "bid", "contract", "whist", "whist_mode"
+CONTROL_EVENTS = (BUTTON, BID, CONTRACT, WHIST, WHIST_MODE)
+PASS, MISERE = "pass", "misere"
+STRAINS = ("s", "c", "d", "h", "n")            # n: no trumps
+GAMES = tuple(f"{level}{strain}" for level in range(6, 11) for strain in STRAINS)
+WHIST_CALLS = ("whist", "pass", "half")
+WHIST_MODES = ("open", "closed")
+# the field that carries the value of each contract control line
+VALUE_FIELD = {BID: "bid", CONTRACT: "game", WHIST: "call", WHIST_MODE: "mode"}
 _HEX = frozenset("0123456789abcdefABCDEF")
 
 
 @dataclass(frozen=True, slots=True)
 class TableEvent:
     """One table event.  Exactly one of ``uid``/``card`` for placed/removed;
-    ``button`` (and no zone) for button presses."""
+    ``button`` (and no zone) for button presses; ``seat`` and ``call`` (the bid, game,
+    whist call or mode, normalised) for the contract game's control lines."""
 
     t: float
     event: str
@@ -33,11 +50,19 @@ class TableEvent:
     uid: str | None = None
     card: Card | None = None
     button: str | None = None
+    seat: str | None = None
+    call: str | None = None
 
     def to_dict(self) -> dict:
         """The JSON object of FORMATS.md, keys in the documented order."""
         if self.event == BUTTON:
             return {"t": self.t, "event": BUTTON, "button": self.button}
+        if self.event in VALUE_FIELD:
+            out = {"t": self.t, "event": self.event}
+            if self.seat is not None:
+                out["seat"] = self.seat
+            out[VALUE_FIELD[self.event]] = self.call
+            return out
         out: dict = {"t": self.t, "zone": self.zone, "event": self.event}
         if self.uid is not None:
             out["uid"] = self.uid
@@ -75,6 +100,47 @@ def button(t: float, name: str) -> TableEvent:
     return TableEvent(t, BUTTON, button=name)
 
 
+def control(t: float, event: str, value: str, seat: str | None = None) -> TableEvent:
+    """Convenience constructor for a ``bid``/``contract``/``whist``/``whist_mode`` line."""
+    return TableEvent(t, event, seat=seat, call=_control_value(event, value))
+
+
+def _bid_value(text: str, allow_pass: bool) -> str | None:
+    """A bid or game in its written form (``7h``, ``misere``, ``pass``), any letter case
+    and ``misère`` accepted; None if it is none of them."""
+    code = text.lower().replace("\u00e8", "e")
+    if code == MISERE or code in GAMES or (allow_pass and code == PASS):
+        return code
+    return None
+
+
+def _control_value(event: str, value: object) -> str:
+    name = VALUE_FIELD[event]
+    choices = {BID: "pass, misere or a game 6s ... 10n", CONTRACT: "misere or a game 6s ... 10n",
+               WHIST: ", ".join(WHIST_CALLS), WHIST_MODE: ", ".join(WHIST_MODES)}[event]
+    if isinstance(value, str):
+        if event in (BID, CONTRACT):
+            code = _bid_value(value, allow_pass=event == BID)
+        else:
+            code = value if value in (WHIST_CALLS if event == WHIST else WHIST_MODES) else None
+        if code is not None:
+            return code
+    raise EventError(f"field '{name}' must be {choices}, got {value!r}")
+
+
+def _control_from_dict(obj: dict, t: float, kind: str, zones: tuple[str, ...]) -> TableEvent:
+    for extra in ("zone", "uid", "card", "button"):
+        if obj.get(extra) is not None:
+            raise EventError(f"a {kind} line has no field '{extra}'")
+    seats = tuple(z for z in zones if z.startswith("seat"))
+    seat = obj.get("seat")
+    if kind == WHIST_MODE:
+        seat = None                 # allowed and ignored (FORMATS-contracts.md)
+    elif seat not in seats:
+        raise EventError(f"field 'seat' must be one of {', '.join(seats)}, got {seat!r}")
+    return TableEvent(t, kind, seat=seat, call=_control_value(kind, obj.get(VALUE_FIELD[kind])))
+
+
 def event_from_dict(obj: object, zones: Iterable[str]) -> TableEvent:
     """Validate one decoded JSON object as a table event for a table with ``zones``.
 
@@ -97,10 +163,13 @@ def event_from_dict(obj: object, zones: Iterable[str]) -> TableEvent:
             if obj.get(extra) is not None:
                 raise EventError(f"a button event has no field '{extra}'")
         return TableEvent(float(t), BUTTON, button=name)
-    if kind not in (PLACED, REMOVED):
-        raise EventError(f"field 'event' must be placed, removed or button, got {kind!r}")
-    zone = obj.get("zone")
     zones = tuple(zones)
+    if kind in VALUE_FIELD:
+        return _control_from_dict(obj, float(t), kind, zones)
+    if kind not in (PLACED, REMOVED):
+        raise EventError("field 'event' must be placed, removed, button, bid, contract, whist or "
+                         f"whist_mode, got {kind!r}")
+    zone = obj.get("zone")
     if zone not in zones:
         raise EventError(f"field 'zone' must be one of {', '.join(zones)}, got {zone!r}")
     has_uid, has_card = obj.get("uid") is not None, obj.get("card") is not None

@@ -1,4 +1,10 @@
-"""What a raspasovka deal writes into the pulka, and settlement (RULES.md).
+"""What a raspasovka deal writes into the pulka, the pulya target with help, and settlement.
+
+Follows RULES.md ("Scoring one deal", "The pulka") and RULES-contracts.md
+"Pulya target and help; the pulka's end"; a contract deal's own entries come
+from :mod:`controller.core.contract_scoring`.  :meth:`Pulka.write_deal` turns
+any deal's :class:`Writes` into what it actually writes after the help rule
+(FORMATS-contracts.md ``written`` and ``help``).
 
 Everything is exact (``fractions.Fraction``); rounding happens only for output.
 """
@@ -8,11 +14,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from .config import Rules
 
 CONVENTION_K = {"sochi": 1, "leningrad": 2}
+HELP_WHISTS = 10        # whists per pulya point of help, times k (a pulya point's worth in settlement)
 
 
 @dataclass
@@ -41,6 +48,13 @@ class Writes:
             "pulya": {s: number(v) for s, v in self.pulya.items()},
             "whists": [[w, o, number(v)] for (w, o), v in self.whists.items()],
         }
+
+    def per_seat(self, players: Sequence[str]) -> dict:
+        """FORMATS-contracts.md ``written``: every seat's gora, pulya and whists on each other seat,
+        zeros included."""
+        return {p: {"gora": number(self.gora.get(p, 0)), "pulya": number(self.pulya.get(p, 0)),
+                    "whists": {q: number(self.whists.get((p, q), 0)) for q in players if q != p}}
+                for p in players}
 
 
 def is_last_step(rules: Rules, step: int) -> bool:
@@ -94,6 +108,48 @@ def _score_whists(w: Writes, rules: Rules, active: tuple[str, ...], price: int,
             w.add_whists(winner, loser, share * rules.whists_per_trick * price * taken[loser])
 
 
+def pulya_order(seats: Sequence[str], dealer: str) -> tuple[str, ...]:
+    """The order a deal's pulya entries are written in: clockwise from the first hand, the dealer
+    last (with four players, the sitting-out dealer)."""
+    seats = tuple(seats)
+    i = seats.index(dealer)
+    return seats[i + 1:] + seats[:i + 1]
+
+
+@dataclass(frozen=True)
+class HelpEntry:
+    """Pulya points one player's entry could not keep: into ``to``'s pulya, or (``to`` None)
+    written off the helper's own gora."""
+
+    helper: str
+    to: str | None
+    points: Fraction
+
+    def to_dict(self) -> dict:
+        return {"from": self.helper, "to": self.to, "points": number(self.points)}
+
+
+@dataclass
+class DealWritten:
+    """What one deal actually wrote into the pulka, after the help rule.
+
+    ``writes`` holds the exact differences, so ``pulka.add(writes, sign=-1)`` takes the deal out
+    again (``undo``); ``help`` the help entries in the order they were written; ``finished``
+    whether every pulya is closed after this deal (the summary's ``finished_after_deal`` is the
+    first deal for which it is true).
+    """
+
+    writes: Writes
+    help: list[HelpEntry] = field(default_factory=list)
+    finished: bool = False
+
+    def written(self, players: Sequence[str]) -> dict:
+        return self.writes.per_seat(players)
+
+    def help_list(self) -> list[dict]:
+        return [h.to_dict() for h in self.help]
+
+
 class Pulka:
     """The running score: gora, pulya and whists per player."""
 
@@ -111,6 +167,64 @@ class Pulka:
             self.pulya[seat] += sign * v
         for (writer, on), v in writes.whists.items():
             self.whists[writer][on] += sign * v
+
+    def write_deal(self, rules: Rules, writes: Writes, order: Sequence[str] | None = None) -> DealWritten:
+        """Write one deal's ``writes`` (raspasovka or contract) into the pulka under the pulya
+        target, and return what it actually wrote (RULES-contracts.md "Pulya target and help").
+
+        ``order`` is the pulya-entry order (:func:`pulya_order`); without a target the deal is
+        written exactly as :meth:`add` writes it.
+        """
+        target = rules.pulya_target
+        if target is None:
+            self.add(writes)
+            return DealWritten(writes)      # no target: no help, and the pulka never finishes
+        k = CONVENTION_K[rules.convention]
+        out = Writes(dict(writes.gora), {}, dict(writes.whists))
+        # the deal's gora and whists come first; the pulya entries follow one at a time
+        for seat, v in writes.gora.items():
+            self.gora[seat] += v
+        for (writer, on), v in writes.whists.items():
+            self.whists[writer][on] += v
+        seats = list(order or self.players)
+        seats += [s for s in writes.pulya if s not in seats]
+        helped: list[HelpEntry] = []
+        for seat in seats:
+            amount = writes.pulya.get(seat)
+            if amount:
+                helped += self._enter_pulya(seat, Fraction(amount), target, k, out)
+        return DealWritten(out, helped, self.finished(rules))
+
+    def _enter_pulya(self, seat: str, amount: Fraction, target: int, k: int, out: Writes) -> list[HelpEntry]:
+        own = amount if amount < 0 else min(amount, max(Fraction(0), target - self.pulya[seat]))
+        self.pulya[seat] += own
+        out.add_pulya(seat, own)
+        rest = amount - own
+        helped = []
+        i = self.players.index(seat)
+        clockwise = self.players[i + 1:] + self.players[:i]
+        while rest > 0:
+            below = [p for p in clockwise if self.pulya[p] < target]
+            if not below:
+                # every other pulya is closed: the rest comes off the helper's own gora
+                self.gora[seat] -= k * rest
+                out.add_gora(seat, -k * rest)
+                helped.append(HelpEntry(seat, None, rest))
+                break
+            to = max(below, key=lambda p: self.pulya[p])     # max keeps the first: a tie goes clockwise
+            part = min(rest, target - self.pulya[to])
+            self.pulya[to] += part
+            out.add_pulya(to, part)
+            self.whists[seat][to] += HELP_WHISTS * k * part
+            out.add_whists(seat, to, HELP_WHISTS * k * part)
+            helped.append(HelpEntry(seat, to, part))
+            rest -= part
+        return helped
+
+    def finished(self, rules: Rules) -> bool:
+        """True once every player's pulya is closed at the target (never without a target)."""
+        target = rules.pulya_target
+        return target is not None and all(v >= target for v in self.pulya.values())
 
     def exact(self) -> dict:
         """The pulka with exact values as strings (``"9/2"``), for checkpoints."""

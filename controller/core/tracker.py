@@ -1,48 +1,74 @@
 """The deal tracker: table events in, signals out.
 
-A state machine built with ``transitions`` follows the table between deals
-(``idle``), waiting for a trick's lead (``lead``) and waiting for the next
-card of an open trick (``follow``).  States and transitions are data
-(:data:`STATES`, :data:`TRANSITIONS`); one thread feeds one tracker.
+A ``transitions`` state machine follows the phases of a deal: ``idle`` (between
+deals), ``auction``, ``contract`` (the declarer's game), ``whisting`` and
+``play``.  States and transitions are data (:data:`STATES`, :data:`TRANSITIONS`);
+the conditions read the deal (:class:`~controller.core.deal.Deal`) that the
+accepted lines built, and the callbacks write the derived lines a phase change
+causes (``auction``, ``whisting``, the deal's result).  Without
+``rules.bidding`` a deal goes from ``idle`` straight to ``play`` (RULES.md);
+with it every deal begins with its auction (RULES-contracts.md).  One thread
+feeds one tracker.
 
 The mess of a real table -- out-of-turn cards, the same card twice, unknown
-tags, flicker, a leader who lays before the last trick is cleared, revokes --
-never raises: each becomes a ``mistake`` :class:`Signal`.  Feeding the same
-events always gives the same signals, so a game log replays exactly.
+tags, flicker, a leader who lays before the last trick is cleared, revokes,
+cards laid outside play, control lines not allowed now -- never raises: each
+becomes a ``mistake`` :class:`Signal`.  Feeding the same events always gives
+the same signals, so a game log replays exactly.
+
+The tracker exposes its state between deals as plain data
+(:meth:`DealTracker.checkpoint`, :meth:`DealTracker.restore`);
+``controller.store.checkpoints`` encodes it for the journal.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from transitions import Machine
 
-from .cards import Card, next_seat, parse_card, zone_names
+from .cards import Card, zone_names
 from .config import GameConfig
-from .deal import Deal, Trick
+from .deal import (AUCTION, CONTRACT_PHASE, KIND_RASPASOVKA, PLAYING, PRIKUP, WHISTING, Deal, Trick, CARD)
 from .deck import Deck
-from .events import BUTTON, PLACED, TableEvent
-from .scoring import Pulka, Writes, rounded, score_deal, settle
-from fractions import Fraction
+from .events import BID, BUTTON, CONTRACT, MISERE, PLACED, VALUE_FIELD, WHIST, WHIST_MODE, TableEvent
+from .bidding import contract_refusal
+from .scoring import DealWritten, Pulka, Writes, pulya_order, rounded, settle
+from .series import next_deal
 
 logging.getLogger("transitions").setLevel(logging.WARNING)
 
-IDLE, LEAD, FOLLOW = "idle", "lead", "follow"
-STATES = [IDLE, LEAD, FOLLOW]
+IDLE = "idle"
+# The play phase is two states: waiting for a trick's lead, and for the next card of an open trick.
+LEAD, FOLLOW = "lead", "follow"
+STATES = [IDLE, AUCTION, CONTRACT_PHASE, WHISTING, LEAD, FOLLOW]
+_IN_DEAL = [AUCTION, CONTRACT_PHASE, WHISTING, LEAD, FOLLOW]
 TRANSITIONS = [
-    {"trigger": "start_deal", "source": IDLE, "dest": LEAD},
+    {"trigger": "open_auction", "source": IDLE, "dest": AUCTION},           # the first hand's first bid
+    {"trigger": "start_deal", "source": IDLE, "dest": LEAD},                # the first card (no bidding)
+    {"trigger": "called", "source": AUCTION, "dest": LEAD, "conditions": "play_follows",
+     "after": "_auction_decided"},                                          # all passed, or misère
+    {"trigger": "called", "source": AUCTION, "dest": CONTRACT_PHASE, "conditions": "auction_decided",
+     "after": "_auction_decided"},                                          # won with a game
+    {"trigger": "called", "source": AUCTION, "dest": None},                 # the auction goes on
+    {"trigger": "declared", "source": CONTRACT_PHASE, "dest": IDLE, "conditions": "deal_over",
+     "after": ["_ten_unwhisted", "_end_deal"]},                             # a 10 not whisted
+    {"trigger": "declared", "source": CONTRACT_PHASE, "dest": WHISTING},
+    {"trigger": "whisted", "source": WHISTING, "dest": LEAD, "conditions": "play_follows",
+     "after": "_whisting_decided"},
+    {"trigger": "whisted", "source": WHISTING, "dest": IDLE, "conditions": "deal_over",
+     "after": ["_whisting_decided", "_end_deal"]},                          # both pass, half-whist
+    {"trigger": "whisted", "source": WHISTING, "dest": None},
     {"trigger": "lead_card", "source": LEAD, "dest": FOLLOW},
-    {"trigger": "follow_card", "source": FOLLOW, "dest": None},     # internal: the trick stays open
     {"trigger": "close_trick", "source": FOLLOW, "dest": LEAD},
-    {"trigger": "finish_deal", "source": FOLLOW, "dest": IDLE},
-    {"trigger": "abandon", "source": [LEAD, FOLLOW], "dest": IDLE},
-    {"trigger": "undo_lead", "source": FOLLOW, "dest": LEAD},       # took back a trick's lead card
-    {"trigger": "undo_follow", "source": FOLLOW, "dest": None},     # took back a follower's card
-    {"trigger": "reopen_trick", "source": [LEAD, IDLE], "dest": FOLLOW},  # took back a trick's last card
-    {"trigger": "undo_first", "source": FOLLOW, "dest": IDLE},      # took back the deal's only card
+    {"trigger": "finish_deal", "source": FOLLOW, "dest": IDLE, "after": "_end_deal"},   # the 10th trick
+    {"trigger": "abandon", "source": _IN_DEAL, "dest": IDLE, "after": "_end_deal"},
+] + [
+    # undo: back to whatever phase the remaining lines leave (possibly the previous deal's)
+    {"trigger": "rewind", "source": STATES, "dest": state, "conditions": f"rewound_to_{state}"}
+    for state in STATES
 ]
 
 # mistake types
@@ -51,7 +77,18 @@ SAME_CARD = "same_card"
 UNKNOWN_TAG = "unknown_tag"
 TABLE_NOT_CLEAR = "table_not_clear"
 REVOKE = "revoke"
+INVALID_CONTROL = "invalid_control"
+NOT_IN_PLAY = "not_in_play"
 MAX_ALERTS = 8
+
+_MESSAGES = {
+    OUT_OF_TURN: "a card out of turn",
+    SAME_CARD: "a card already played in this deal",
+    UNKNOWN_TAG: "a tag not in the deck file",
+    TABLE_NOT_CLEAR: "the table is not clear",
+    REVOKE: "a revoke, proven",
+    NOT_IN_PLAY: "a card outside play",
+}
 
 
 @dataclass(frozen=True)
@@ -70,8 +107,8 @@ class Signal:
 class DealRecord:
     """A deal that ended (complete or abandoned): its summary entry and what it wrote.
 
-    ``deal`` (the plays) is kept for the most recent record only, which ``undo``
-    may reopen; older records are plain data, as restored from a checkpoint.
+    ``deal`` (the accepted lines) is kept for the most recent record only, which
+    ``undo`` may reopen; older records are plain data, as restored from a checkpoint.
     """
 
     number: int
@@ -80,53 +117,45 @@ class DealRecord:
     step: int
     complete: bool
     abandoned: bool
-    plays: int
+    kind: str | None
     entry: dict
-    writes: Writes | None
+    writes: Writes | None           # what the deal wrote after the help rule (exact)
+    plays: int = 0                  # cards accepted in the deal
     deal: Deal | None = None
-
-    @classmethod
-    def of(cls, deal: Deal, writes: Writes | None) -> "DealRecord":
-        return cls(deal.number, deal.dealer, deal.price, deal.step, deal.complete, deal.abandoned,
-                   len(deal.plays), deal_entry(deal), writes, deal)
 
     def to_dict(self) -> dict:
         return self.entry
 
 
-def deal_entry(deal: Deal) -> dict:
-    """A deal as FORMATS.md's summary lists it."""
-    return {"number": deal.number, "dealer": deal.dealer, "price": deal.price,
-            "tricks": [t.to_dict() for t in deal.tricks], "taken": deal.taken,
-            "revoke": deal.charged_revoke, "complete": deal.complete}
-
-
-def record_from_checkpoint(rec: dict) -> DealRecord:
-    writes = writes_from_checkpoint(rec["writes"]) if rec["writes"] else None
-    return DealRecord(rec["number"], rec["dealer"], rec["price"], rec["step"], rec["complete"],
-                      rec["abandoned"], len(rec["plays"] or ()), rec["entry"], writes)
-
-
 class Records:
-    """The ended deals, oldest first.  Deals restored from a checkpoint journal stay raw
-    journal lines until first used (a long session resumes without parsing them all)."""
+    """The ended deals, oldest first.  Deals restored from a checkpoint journal may stay
+    undecoded until first used (``decode`` turns one into a :class:`DealRecord`), so a long
+    session resumes without decoding them all."""
 
-    def __init__(self, raw_lines: Iterable[bytes] = ()):
-        self._items: list = list(raw_lines)
+    def __init__(self, raw: Iterable = (), decode: Callable[[object], DealRecord] | None = None):
+        self._items: list = list(raw)
+        self._decode = decode
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def __getitem__(self, index: int) -> DealRecord:
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._items)))]
         item = self._items[index]
-        if isinstance(item, bytes):
-            item = record_from_checkpoint(json.loads(item)["record"])
+        if not isinstance(item, DealRecord):
+            item = self._decode(item)
             self._items[index] = item
         return item
 
     def __iter__(self) -> Iterator[DealRecord]:
         for index in range(len(self._items)):
             yield self[index]
+
+    def frozen(self) -> tuple[tuple, Callable[[object], DealRecord] | None]:
+        """The items as they are now (records, or journal lines not decoded yet) and the
+        decoder: what a snapshot's deal history reads without decoding a long session."""
+        return tuple(self._items), self._decode
 
     def append(self, record: DealRecord) -> None:
         self._items.append(record)
@@ -137,28 +166,67 @@ class Records:
         return record
 
 
-def _fractions(mapping: dict) -> dict:
-    return {k: str(v) for k, v in mapping.items()}
+@dataclass
+class BetweenDeals:
+    """The tracker's whole state between deals, as plain data (a checkpoint).
+
+    ``record`` is the deal that just ended, with ``lines`` (its accepted lines, so
+    that ``undo`` can reopen it) when it was complete."""
+
+    record: DealRecord
+    lines: list[tuple[str, str, object]] | None
+    pulka: Pulka
+    present: set[tuple[str, Card]]
+    ignored: set[tuple[str, Card]]
+    leftover: set[tuple[str, Card]]
+    alerts: list[dict]
+    unknown: set[tuple[str, str]]
+    events_seen: int
+    finished_after: int | None
 
 
-def writes_to_checkpoint(w: Writes) -> dict:
-    return {"gora": _fractions(w.gora), "pulya": _fractions(w.pulya),
-            "whists": [[a, b, str(v)] for (a, b), v in w.whists.items()]}
+def deal_entry(deal: Deal, outcome: str | None = None, written: DealWritten | None = None) -> dict:
+    """A deal as FORMATS.md's summary lists it, with FORMATS-contracts.md's fields."""
+    b = deal.bidding
+    entry = {"number": deal.number, "dealer": deal.dealer, "price": deal.price,
+             "kind": deal.kind_name,
+             "auction": [{"seat": s, "bid": v} for s, v in b.auction.calls] if b else [],
+             "declarer": b.declarer if b else None,
+             "game": b.game if b else None,
+             "value": deal.value,
+             "whist_calls": [{"seat": s, "call": c} for s, c in b.whisting.calls] if b and b.whisting else [],
+             "whisters": list(deal.whisters),
+             "whist_mode": deal.whist_mode,
+             "outcome": outcome,
+             "tricks": [t.to_dict() for t in deal.tricks], "taken": deal.taken,
+             "revoke": deal.charged_revoke, "revoke_trick": deal.revoke_trick,
+             "complete": deal.complete,
+             "written": written.written(deal.seats) if written is not None else None,
+             "help": written.help_list() if written is not None else []}
+    return entry
 
 
-def writes_from_checkpoint(d: dict) -> Writes:
-    return Writes({k: Fraction(v) for k, v in d["gora"].items()},
-                  {k: Fraction(v) for k, v in d["pulya"].items()},
-                  {(a, b): Fraction(v) for a, b, v in d["whists"]})
+_OLD_ENTRY = ("number", "dealer", "price", "tricks", "taken", "revoke", "complete")
+
+
+def raspasovka_entry(entry: dict) -> dict:
+    """The fields of FORMATS.md alone, in their order (the derived lines of a session
+    without ``bidding`` stay byte for byte what they were)."""
+    return {key: entry[key] for key in _OLD_ENTRY}
 
 
 class DealTracker:
-    """Consumes :class:`TableEvent` objects and follows raspasovka deals."""
+    """Consumes :class:`TableEvent` objects and follows raspasovka, contract and misère deals."""
 
     def __init__(self, config: GameConfig, deck: Deck | None = None):
         self.config = config
         self.rules = config.rules
+        self.bidding = config.rules.bidding
+        # FORMATS-contracts.md's summary and deal-line fields come with the contract rules
+        # (bidding or a pulya target); a session with neither keeps FORMATS.md's format byte for byte.
+        self.contract_fields = self.bidding or config.rules.pulya_target is not None
         self.players = config.table.players
+        self.seats = config.table.seats
         self.deck = deck
         self.zones = zone_names(self.players)
         self.records = Records()
@@ -170,53 +238,126 @@ class DealTracker:
         self.alerts: list[dict] = []                    # mistakes awaiting `confirm`
         self.last_trick: Trick | None = None
         self.unknown_present: set[tuple[str, str]] = set()
+        self.events_seen = 0                            # table events fed: a mistake line's `line`
+        self.finished_after: int | None = None          # the deal after which every pulya closed
+        self._out: list[Signal] = []                    # signals written by the machine's callbacks
+        self._t = 0.0
+        self._ending: Deal | None = None                # the deal the machine is ending
         self.machine = Machine(model=self, states=STATES, transitions=TRANSITIONS, initial=IDLE,
                                auto_transitions=False, queued=True)
 
     # --- the series: who deals next, at what price -----------------------------------
 
     def next_deal_params(self) -> tuple[str, int]:
-        """(dealer, progression step) of the next deal, derived from the records."""
-        if not self.records:
-            return self.config.table.first_dealer, 0
-        last = self.records[-1]
-        if last.abandoned:
-            return last.dealer, last.step
-        if self.rules.same_dealer and last.step + 1 < len(self.rules.progression):
-            return last.dealer, last.step + 1
-        return next_seat(last.dealer, self.players), 0
+        """(dealer, progression step) of the next deal (:mod:`controller.core.series`)."""
+        return next_deal(self.config, self.records[-1] if self.records else None)
 
     def _new_deal(self) -> Deal:
         dealer, step = self.next_deal_params()
         return Deal(len(self.records) + 1, dealer, self.rules.progression[step], step,
                     self.players, self.rules)
 
+    # --- the machine's conditions (they read the deal the accepted lines built) -----
+
+    def play_follows(self) -> bool:
+        return self.deal is not None and self.deal.phase == PLAYING
+
+    def auction_decided(self) -> bool:
+        return self.deal is not None and self.deal.phase == CONTRACT_PHASE
+
+    def deal_over(self) -> bool:
+        return self.deal is not None and self.deal.finished
+
+    def _phase(self) -> str:
+        return IDLE if self.deal is None else self.deal.phase
+
+    def rewound_to_idle(self) -> bool:
+        return self.deal is None
+
+    def rewound_to_auction(self) -> bool:
+        return self._phase() == AUCTION
+
+    def rewound_to_contract(self) -> bool:
+        return self._phase() == CONTRACT_PHASE
+
+    def rewound_to_whisting(self) -> bool:
+        return self._phase() == WHISTING
+
+    def rewound_to_lead(self) -> bool:
+        return self._phase() == PLAYING and not self.deal.current
+
+    def rewound_to_follow(self) -> bool:
+        return self._phase() == PLAYING and bool(self.deal.current)
+
+    # --- the machine's callbacks: derived lines of phase changes ---------------------
+
+    def _auction_decided(self) -> None:
+        deal = self.deal
+        b = deal.bidding
+        result = b.auction.result
+        self._out.append(Signal("auction", self._t, {"deal": deal.number, "result": result,
+                                                      "declarer": b.declarer, "bid": b.winning_bid}))
+
+    def _whisting_decided(self) -> None:
+        deal = self.deal
+        self._out.append(Signal("whisting", self._t, {"deal": deal.number, "whisters": deal.whisters,
+                                                       "result": deal.bidding.whisting.result}))
+
+    def _ten_unwhisted(self) -> None:
+        self._out.append(Signal("whisting", self._t, {"deal": self.deal.number, "whisters": [],
+                                                       "result": "ten_unwhisted"}))
+
+    def _end_deal(self) -> None:
+        deal = self.deal
+        written, outcome = None, None
+        if deal.complete:
+            writes, outcome = deal.score()
+            written = self.pulka.write_deal(self.rules, writes, pulya_order(self.seats, deal.dealer))
+            if self.finished_after is None and self.pulka.finished(self.rules):
+                self.finished_after = deal.number
+        entry = deal_entry(deal, outcome, written)
+        record = DealRecord(deal.number, deal.dealer, deal.price, deal.step, deal.complete, deal.abandoned,
+                            deal.kind_name, entry, written.writes if written else None,
+                            len(deal.plays), deal)
+        if self.records:
+            self.records[-1].deal = None        # only the last deal can be reopened by undo
+        self.records.append(record)
+        self.deal = None
+        self.leftover = set(self.present)
+        if self.contract_fields:
+            data = {"deal": deal.number, **{k: v for k, v in entry.items() if k not in ("number", "tricks")}}
+        else:
+            data = raspasovka_entry(entry)
+            data.pop("tricks")
+            data["deal"] = data.pop("number")
+        data["writes"] = written.writes.to_dict() if written else None
+        self._out.append(Signal("deal", self._t, data))
+
+    def _run(self, trigger: Callable[[], bool]) -> list[Signal]:
+        """Fire a trigger; return the signals its callbacks wrote."""
+        trigger()
+        out, self._out = self._out, []
+        return out
+
     # --- events ----------------------------------------------------------------------
 
     def feed(self, event: TableEvent) -> list[Signal]:
         """Apply one table event; return the signals it caused (possibly none)."""
-        if event.event == BUTTON:
+        self.events_seen += 1
+        self._t = event.t
+        kind = event.event
+        if kind == BUTTON:
             return self._button(event)
+        if kind in VALUE_FIELD:
+            return self._control(event)
         card = event.card
         if card is None:
             card = self.deck.card_for(event.uid) if self.deck is not None else None
             if card is None:
                 return self._unknown(event)
-        if event.event == PLACED:
+        if kind == PLACED:
             return self._placed(event.t, event.zone, card)
         return self._removed(event.zone, card)
-
-    def _unknown(self, event: TableEvent) -> list[Signal]:
-        key = (event.zone, event.uid)
-        if event.event != PLACED:
-            self.unknown_present.discard(key)
-            return []
-        if key in self.unknown_present:
-            return []
-        self.unknown_present.add(key)
-        alert = {"type": UNKNOWN_TAG, "zone": event.zone, "uid": event.uid}
-        self._alert(alert)
-        return [Signal("mistake", event.t, alert)]
 
     def feed_all(self, events: Iterable[TableEvent]) -> list[Signal]:
         out: list[Signal] = []
@@ -229,14 +370,34 @@ class DealTracker:
         self.alerts.append(alert)
         del self.alerts[:-MAX_ALERTS]
 
+    def _signal_mistake(self, t: float, alert: dict, message: str | None = None) -> list[Signal]:
+        """A mistake line.  With ``bidding`` (and for the kinds it added) the line also says
+        its deal, the table event's number in the session and a message
+        (FORMATS-contracts.md); without it the old kinds keep their exact old fields."""
+        self._alert(alert)
+        data = alert
+        if self.bidding or alert["type"] == INVALID_CONTROL:
+            data = {**alert, "deal": self.deal.number if self.deal is not None else None,
+                    "line": self.events_seen, "mistake": alert["type"],
+                    "message": message or _MESSAGES.get(alert["type"], alert["type"])}
+        return [Signal("mistake", t, data)]
+
+    def _unknown(self, event: TableEvent) -> list[Signal]:
+        key = (event.zone, event.uid)
+        if event.event != PLACED:
+            self.unknown_present.discard(key)
+            return []
+        if key in self.unknown_present:
+            return []
+        self.unknown_present.add(key)
+        return self._signal_mistake(event.t, {"type": UNKNOWN_TAG, "zone": event.zone, "uid": event.uid})
+
     def _mistake(self, t: float, kind: str, zone: str, card: Card, **extra) -> list[Signal]:
         key = (zone, card)
         self.ignored.add(key)
         if self.deal is None and self.leftover:
             self.leftover.add(key)
-        alert = {"type": kind, "zone": zone, "card": str(card), **extra}
-        self._alert(alert)
-        return [Signal("mistake", t, alert)]
+        return self._signal_mistake(t, {"type": kind, "zone": zone, "card": str(card), **extra})
 
     def _placed(self, t: float, zone: str, card: Card) -> list[Signal]:
         key = (zone, card)
@@ -245,6 +406,8 @@ class DealTracker:
         self.present.add(key)
         deal = self.deal
         if deal is None:
+            if self.bidding:
+                return self._mistake(t, NOT_IN_PLAY, zone, card)
             if self.leftover:
                 return self._mistake(t, TABLE_NOT_CLEAR, zone, card)
             deal = self._new_deal()
@@ -256,6 +419,12 @@ class DealTracker:
             signals = [Signal("deal_start", t, {"deal": deal.number, "dealer": deal.dealer,
                                                  "price": deal.price})]
             return signals + self._accept(t, zone, card)
+        if deal.bidding is not None:
+            phase = deal.phase
+            if zone == PRIKUP and deal.kind_name != KIND_RASPASOVKA and phase != AUCTION:
+                return []                   # the talon and the discard: never a play, no signal
+            if phase != PLAYING:
+                return self._mistake(t, NOT_IN_PLAY, zone, card)
         if deal.in_current_trick(zone, card):
             return []                       # flicker: lifted and laid back while its trick is open
         if card in deal.played:
@@ -270,11 +439,11 @@ class DealTracker:
         trick, revoke = deal.play(zone, card)
         signals = [Signal("play", t, {"deal": deal.number, "zone": zone, "card": str(card)})]
         if revoke is not None:
-            alert = {"type": REVOKE, "zone": zone, "card": str(card), "suit": revoke.suit}
-            self._alert(alert)
-            signals.append(Signal("mistake", t, alert))
+            signals += self._signal_mistake(t, {"type": REVOKE, "zone": zone, "card": str(card),
+                                                "suit": revoke.suit})
         if trick is None:
-            (self.lead_card if leading else self.follow_card)()
+            if leading:
+                self.lead_card()            # a follower's card leaves the trick open: no state changes
             return signals
         self.last_trick = trick
         signals.append(Signal("trick", t, {"deal": deal.number, "number": len(deal.tricks),
@@ -282,27 +451,7 @@ class DealTracker:
         if not deal.finished:
             self.close_trick()
             return signals
-        self.finish_deal()
-        return signals + self._end_deal(t)
-
-    def _end_deal(self, t: float) -> list[Signal]:
-        deal = self.deal
-        writes = None
-        if deal.complete:
-            writes = score_deal(self.rules, deal.seats, deal.active, deal.dealer, deal.price,
-                                deal.step, deal.taken, deal.charged_revoke)
-            self.pulka.add(writes)
-        record = DealRecord.of(deal, writes)
-        if self.records:
-            self.records[-1].deal = None        # only the last deal can be reopened by undo
-        self.records.append(record)
-        self.deal = None
-        self.leftover = set(self.present)
-        data = dict(record.entry)
-        data.pop("tricks")
-        data["deal"] = data.pop("number")
-        data["writes"] = writes.to_dict() if writes else None
-        return [Signal("deal", t, data)]
+        return signals + self._run(self.finish_deal)
 
     def _removed(self, zone: str, card: Card) -> list[Signal]:
         key = (zone, card)
@@ -313,6 +462,83 @@ class DealTracker:
         if key in self.leftover:
             self.leftover.discard(key)
         return []
+
+    # --- control lines: bid, contract, whist, whist_mode -----------------------------
+
+    def _refuse(self, t: float, event: TableEvent, message: str) -> list[Signal]:
+        alert = {"type": INVALID_CONTROL, "zone": event.seat, "line_event": event.event,
+                 VALUE_FIELD[event.event]: event.call}
+        return self._signal_mistake(t, alert, message)
+
+    def _control(self, event: TableEvent) -> list[Signal]:
+        t, kind, seat, value = event.t, event.event, event.seat, event.call
+        if not self.bidding:
+            return self._refuse(t, event, "bidding is off (rules.bidding = false)")
+        deal = self.deal
+        if kind == BID:
+            if deal is None:
+                if self.present:
+                    alert = {"type": TABLE_NOT_CLEAR, "zone": seat, "line_event": BID, "bid": value}
+                    return self._signal_mistake(t, alert, "a bid before the table is clear")
+                fresh = self._new_deal()
+                refusal = fresh.bidding.auction.refusal(seat, value)
+                if refusal:
+                    return self._refuse(t, event, refusal)
+                self.deal = fresh
+                self.last_trick = None
+                self.leftover = set()
+                self.open_auction()
+                start = [Signal("deal_start", t, {"deal": fresh.number, "dealer": fresh.dealer,
+                                                   "price": fresh.price})]
+                return start + self._call(t, event, self.called)
+            if deal.phase != AUCTION:
+                return self._refuse(t, event, "no auction now")
+            refusal = deal.bidding.auction.refusal(seat, value)
+            if refusal:
+                return self._refuse(t, event, refusal)
+            return self._call(t, event, self.called)
+        if deal is None:
+            return self._refuse(t, event, "no deal awaits this line")
+        b = deal.bidding
+        if kind == CONTRACT:
+            if deal.phase == AUCTION:
+                return self._refuse(t, event, "the auction is not over")
+            if seat != b.declarer:
+                return self._refuse(t, event, "the contract line is the declarer's" if b.declarer
+                                    else "no contract after an all-pass auction")
+            if b.game == MISERE and b.auction.result == "misere":
+                if value != MISERE or deal.plays:
+                    return self._refuse(t, event, "a misere auction: the game is misere, until the first card")
+                return self._call(t, event, None)
+            if deal.phase != CONTRACT_PHASE:
+                return self._refuse(t, event, "the contract is already declared")
+            refusal = contract_refusal(b.winning_bid, value)
+            if refusal:
+                return self._refuse(t, event, refusal)
+            return self._call(t, event, self.declared)
+        if kind == WHIST:
+            if deal.phase != WHISTING:
+                return self._refuse(t, event, "no whisting now" if b.game != MISERE else "a misere is not whisted")
+            refusal = b.whisting.refusal(seat, value)
+            if refusal:
+                return self._refuse(t, event, refusal)
+            return self._call(t, event, self.whisted)
+        refusal = deal.mode_refusal()          # whist_mode
+        if refusal:
+            return self._refuse(t, event, refusal)
+        return self._call(t, event, None)
+
+    def _call(self, t: float, event: TableEvent, trigger) -> list[Signal]:
+        deal = self.deal
+        deal.call(event.event, event.seat, event.call)
+        data = {"deal": deal.number}
+        if event.seat is not None:
+            data["seat"] = event.seat
+        data[VALUE_FIELD[event.event]] = event.call
+        signals = [Signal(event.event, t, data)]
+        if trigger is not None:
+            signals += self._run(trigger)
+        return signals
 
     # --- buttons ---------------------------------------------------------------------
 
@@ -325,35 +551,37 @@ class DealTracker:
             if self.deal is None:
                 return []
             self.deal.abandoned = True
-            self.abandon()
-            return [Signal("abandon", t, {"deal": self.deal.number})] + self._end_deal(t)
+            number = self.deal.number
+            return [Signal("abandon", t, {"deal": number})] + self._run(self.abandon)
         return self._undo(t)
 
     def _undo(self, t: float) -> list[Signal]:
         deal = self.deal
         if deal is None:
-            # the deal just finished stays open to `undo` until the next deal's first card
-            if not self.records or not self.records[-1].complete:
+            # the deal just finished stays open to `undo` until the next deal's first line
+            if not self.records or not self.records[-1].complete or self.records[-1].deal is None:
                 return []               # nothing to take back
             record = self.records.pop()
             if record.writes is not None:
                 self.pulka.add(record.writes, sign=-1)
+            if self.finished_after == record.number:
+                self.finished_after = None
             deal = record.deal
             self.leftover = set()
-        zone, card = deal.plays[-1]
-        self.deal = deal.without_last()
-        was_finished = deal.finished
-        if not self.deal.plays:
-            self.deal = None
-            self.undo_first()
-        elif self.deal.current:
-            (self.reopen_trick if (was_finished or not deal.current) else self.undo_follow)()
-        else:
-            self.undo_lead()
-        self.last_trick = self.deal.tricks[-1] if self.deal and self.deal.tricks else None
-        if (zone, card) in self.present:
-            self.ignored.add((zone, card))
-        return [Signal("undo", t, {"deal": deal.number, "zone": zone, "card": str(card)})]
+        kind, who, value = deal.lines[-1]
+        rest = deal.without_last()
+        self.deal = rest if rest.lines else None      # a deal whose only line is taken back is gone
+        self.rewind()
+        self.last_trick = rest.tricks[-1] if rest.tricks else None
+        if kind == CARD:
+            if (who, value) in self.present:
+                self.ignored.add((who, value))
+            return [Signal("undo", t, {"deal": deal.number, "zone": who, "card": str(value)})]
+        data = {"deal": deal.number, "undone": kind}
+        if who is not None:
+            data["seat"] = who
+        data[VALUE_FIELD[kind]] = value
+        return [Signal("undo", t, data)]
 
     # --- results ---------------------------------------------------------------------
 
@@ -361,6 +589,8 @@ class DealTracker:
         out = [r.entry for r in self.records]
         if self.deal is not None:
             out.append(deal_entry(self.deal))
+        if not self.contract_fields:
+            out = [raspasovka_entry(entry) for entry in out]
         return out
 
     def report_summary(self) -> dict:
@@ -371,53 +601,55 @@ class DealTracker:
             deal["writes"] = record.writes.to_dict() if record.writes else {}
         return summary
 
-    # --- checkpoints: the state between deals, to resume a long session quickly -----
+    # --- checkpoints: the state between deals, as plain data -------------------------
 
-    def checkpoint(self) -> dict:
-        """The last ended deal and the table between deals (valid only while no deal is in progress)."""
-        if self.deal is not None:
+    def checkpoint(self) -> BetweenDeals:
+        """The last ended deal and the table between deals (only while no deal is in progress)."""
+        if self.deal is not None or not self.records:
             raise ValueError("a checkpoint is taken between deals only")
-        r = self.records[-1]
-        cards = lambda keys: sorted([zone, str(card)] for zone, card in keys)  # noqa: E731
-        return {"record": {"number": r.number, "dealer": r.dealer, "price": r.price, "step": r.step,
-                           "complete": r.complete, "abandoned": r.abandoned, "entry": r.entry,
-                           "writes": writes_to_checkpoint(r.writes) if r.writes else None,
-                           "plays": [[z, str(c)] for z, c in r.deal.plays] if r.deal else None},
-                "pulka": self.pulka.exact(),
-                "present": cards(self.present), "ignored": cards(self.ignored),
-                "leftover": cards(self.leftover), "alerts": list(self.alerts),
-                "unknown": sorted([z, u] for z, u in self.unknown_present)}
+        record = self.records[-1]
+        lines = list(record.deal.lines) if record.deal is not None and record.complete else None
+        return BetweenDeals(record, lines, self.pulka, set(self.present), set(self.ignored),
+                            set(self.leftover), list(self.alerts), set(self.unknown_present),
+                            self.events_seen, self.finished_after)
 
     @classmethod
-    def restore(cls, config: GameConfig, deck: Deck | None, earlier: list[bytes],
-                last: dict | None) -> "DealTracker":
-        """A tracker between deals as at checkpoint ``last``; ``earlier`` are the journal's
-        lines before it (one per ended deal, parsed only when needed)."""
+    def restore(cls, config: GameConfig, deck: Deck | None, state: BetweenDeals | None,
+                earlier: Records | None = None) -> "DealTracker":
+        """A tracker between deals as in ``state``; ``earlier`` are the records before it."""
         tracker = cls(config, deck)
-        if last is None:
+        if state is None:
             return tracker
-        tracker.records = Records(earlier)
-        rec = last["record"]
-        tracker.records.append(record_from_checkpoint(rec))
-        tracker.pulka = Pulka.from_exact(config.table.seats, last["pulka"])
-        if rec["plays"] is not None:
-            deal = Deal(rec["number"], rec["dealer"], rec["price"], rec["step"], tracker.players,
-                        tracker.rules, abandoned=rec["abandoned"])
-            for zone, card in rec["plays"]:
-                deal.play(zone, parse_card(card))
-            tracker.records[-1].deal = deal
+        tracker.records = earlier if earlier is not None else Records()
+        record = state.record
+        if state.lines is not None:
+            deal = Deal(record.number, record.dealer, record.price, record.step, tracker.players,
+                        tracker.rules)
+            for kind, who, value in state.lines:
+                if kind == CARD:
+                    deal.play(who, value)
+                else:
+                    deal.call(kind, who, value)
+            record.deal = deal
             tracker.last_trick = deal.tricks[-1] if deal.tricks else None
-        keys = lambda pairs: {(z, parse_card(c)) for z, c in pairs}  # noqa: E731
-        tracker.present, tracker.ignored = keys(last["present"]), keys(last["ignored"])
-        tracker.leftover = keys(last["leftover"])
-        tracker.alerts = list(last["alerts"])
-        tracker.unknown_present = {(z, u) for z, u in last["unknown"]}
+        tracker.records.append(record)
+        tracker.pulka = state.pulka
+        tracker.present, tracker.ignored = set(state.present), set(state.ignored)
+        tracker.leftover = set(state.leftover)
+        tracker.alerts = list(state.alerts)
+        tracker.unknown_present = set(state.unknown)
+        tracker.events_seen = state.events_seen
+        tracker.finished_after = state.finished_after
         return tracker
 
     def summary(self) -> dict:
-        """The summary JSON of FORMATS.md (deals, pulka, settlement)."""
+        """The summary JSON of FORMATS.md and FORMATS-contracts.md."""
         pulka = self.pulka.to_dict()
         convention = self.rules.convention
-        return {"deals": self.deal_dicts(), "pulka": pulka,
-                "settlement": {"convention": convention,
-                               "balance": rounded(settle(pulka, convention))}}
+        summary = {"deals": self.deal_dicts(), "pulka": pulka,
+                   "settlement": {"convention": convention,
+                                  "balance": rounded(settle(pulka, convention))}}
+        if self.contract_fields:
+            summary["pulya_target"] = self.rules.pulya_target
+            summary["finished_after_deal"] = self.finished_after
+        return summary

@@ -37,7 +37,10 @@ _MISTAKE_TEXT = {
     "unknown_tag": "unknown tag",
     "table_not_clear": "clear the table",
     "revoke": "REVOKE",
+    "invalid_control": "call not allowed",
+    "not_in_play": "card not in play",
 }
+_STRAIN = {"s": "\u2660", "c": "\u2663", "d": "\u2666", "h": "\u2665", "n": "NT"}
 
 
 def _short(name: str) -> str:
@@ -52,6 +55,62 @@ def _num(value) -> str:
     from .scoring import number
     n = number(value)
     return f"{n:g}" if isinstance(n, float) else str(n)
+
+
+def game_text(game: str | None) -> str:
+    """``7h`` -> ``7♥``, ``6n`` -> ``6NT``, ``misere`` -> ``MIS``."""
+    if game is None:
+        return "?"
+    if game == "misere":
+        return "MIS"
+    return game[:-1] + _STRAIN[game[-1]]
+
+
+_CALL_TEXT = {"pass": "-", "whist": "W", "half": "1/2"}
+
+
+def _calls_text(calls, label) -> str:
+    """The last three calls: ``P2:6♠ P3:- P1:7♣``."""
+    return " ".join(f"{label[seat][:2]}:{_CALL_TEXT.get(value) or game_text(value)}" for seat, value in calls[-3:])
+
+
+def _bidding_lines(tracker, deal, label, leds) -> list[str] | None:
+    """The display rows of a deal with ``rules.bidding`` outside its play (auction, contract,
+    whisting), or None in play; the seat to call gets the TURN LED."""
+    b = deal.bidding
+    phase = deal.phase
+    head = f"#{deal.number} {label[deal.dealer]} x{deal.price}"
+    if phase == "auction":
+        turn = b.auction.turn
+        top = b.auction.highest
+        leds[turn] = TURN
+        beat = f"beat {game_text(top[1])} {label[top[0]]}" if top else "no bid yet"
+        return [head + " AUCTION", beat, _calls_text(b.auction.calls, label), f"bid: {label[turn]}"]
+    if phase == "contract":
+        leds[b.declarer] = TURN
+        return [head + " CONTRACT", f"{label[b.declarer]} won {game_text(b.winning_bid)}", "",
+                f"game: {label[b.declarer]}"]
+    if phase == "whisting":
+        turn = b.whisting.turn
+        leds[turn] = TURN
+        return [head + " WHIST", f"{label[b.declarer]} {game_text(b.game)}",
+                _calls_text(b.whisting.calls, label), f"whist? {label[turn]}"]
+    return None
+
+
+def _contract_counts(deal, label) -> str:
+    """Tricks against the contract: the declarer's of the level, the defence's of its obligation."""
+    from .contract_scoring import obligation
+    b = deal.bidding
+    taken = deal.taken
+    declarer = b.declarer
+    mine = taken[declarer]
+    theirs = sum(taken[s] for s in deal.defenders)
+    if b.game == "misere":
+        return f"{label[declarer][:3]}:{mine}/0 MIS"
+    need = obligation(b.game, deal.rules)
+    whist = "".join(label[w][:2] for w in deal.whisters)
+    return f"{label[declarer][:3]}:{mine}/{b.game[:-1]} {whist}:{theirs}/{need}"
 
 
 def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 0) -> Indications:
@@ -69,7 +128,11 @@ def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 
     leds = {s: OFF for s in seats}
     deal = tracker.deal
     lines: list[str]
-    if deal is not None:
+    bidding = deal.bidding if deal is not None else None
+    calling = _bidding_lines(tracker, deal, label, leds) if bidding is not None else None
+    if calling is not None:
+        lines = calling
+    elif deal is not None:
         due = deal.expected
         if due in leds:
             leds[due] = TURN
@@ -79,6 +142,10 @@ def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 
         head = f"#{deal.number} {label[deal.dealer]} x{deal.price} T{len(deal.tricks) + 1}"
         width = 3 if len(seats) == 3 else 2
         counts = " ".join(f"{label[s][:width]}:{taken[s]}" for s in seats)
+        if bidding is not None and bidding.declarer is not None:
+            # a contract or misère in play: the game and trumps, tricks against the contract
+            head = f"#{deal.number} {label[bidding.declarer]} {game_text(bidding.game)} T{len(deal.tricks) + 1}"
+            counts = _contract_counts(deal, label)
         if deal.current:
             table = _cards(deal.current)
         elif tracker.last_trick is not None:

@@ -30,7 +30,8 @@ from ..core.deck import Deck, load_deck
 from ..core.errors import LogError
 from ..core.events import TableEvent, read_events
 from .replay import decoded_lines
-from ..core.tracker import DealTracker, Signal
+from ..core.tracker import BetweenDeals, DealTracker, Signal
+from . import checkpoints
 
 log = logging.getLogger(__name__)
 
@@ -209,7 +210,7 @@ class SessionLog:
         size = self.events_path.stat().st_size
         earlier, last = self._checkpoints(size)
         try:
-            tracker = DealTracker.restore(game, deck, earlier, last)
+            tracker = checkpoints.restore(game, deck, earlier, last)
         except (KeyError, TypeError, ValueError) as exc:
             log.warning("%s: unusable (%s): replaying all events", self.checkpoints_path, exc)
             last, tracker = None, DealTracker(game, deck)
@@ -232,7 +233,8 @@ class SessionLog:
                 raise LogError(f"{self.events_path}: cannot append: {exc.strerror}") from None
         return self._fh
 
-    def append(self, event: TableEvent, signals: Iterable[Signal], checkpoint: dict | None = None) -> None:
+    def append(self, event: TableEvent, signals: Iterable[Signal],
+               checkpoint: BetweenDeals | None = None) -> None:
         """Append a table event and its derived lines; fsync at a trick's or deal's end.
 
         ``checkpoint`` (the tracker's, when a deal ended) goes to the journal once the
@@ -253,7 +255,8 @@ class SessionLog:
         self.size += len(data)
         self.count += 1
         if checkpoint is not None:
-            self._write_checkpoint({"offset": self.size, "events": self.count, "t": event.t, **checkpoint})
+            self._write_checkpoint({"offset": self.size, "events": self.count, "t": event.t,
+                                    **checkpoints.encode(checkpoint)})
 
     def _write_checkpoint(self, cp: dict) -> None:
         try:

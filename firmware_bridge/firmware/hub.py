@@ -1,8 +1,14 @@
 """The hub's main loop: scan the readers, report edges and state, obey the host.
 
-Single-threaded and cooperative: :meth:`Hub.step` does whatever is due and
-returns how long the loop may sleep; :meth:`Hub.run` loops until ``stop()``.
-All hardware comes in through the constructor (see ``main.build``).
+Follows PROTOCOL.md (version 1).  Single-threaded and cooperative:
+:meth:`Hub.step` does whatever is due and returns how long the loop may sleep;
+:meth:`Hub.run` loops until ``stop()``.  All hardware comes in through the
+constructor (see ``main.build``), the clock too, so the same class runs on a
+Pico, under CPython with the fakes of ``mpfake`` and in the hub emulator.
+
+Every number a host command carries is checked against PROTOCOL.md's bounds
+before anything is done with it: outside them the answer is ``NAK <seq>
+BADARG``, and a token is never turned into a number longer than its bound.
 """
 
 import os
@@ -19,9 +25,12 @@ HB_MS = 1000
 REVIVE_MS = 1000
 MAX_SLEEP_MS = 20
 TEXT_ROWS = 4
-MAX_BEEP_MS = 10000
-# CFG keys: (lowest, highest) accepted value.
-CFG_LIMITS = {"absent_ms": (10, 60000), "poll_ms": (1, 10000)}
+TEXT_COLS = 20           # PROTOCOL.md: a TEXT row is at most 20 characters
+MAX_MS = 60000           # PROTOCOL.md: `ms` and CFG values at most 60000
+UINT32 = 0xFFFFFFFF      # uptime_ms, edge_ms and the HB counters stay below 2**32
+# CFG keys: (lowest, highest) accepted value.  0 is refused: no poll period would
+# be a busy loop, and no absent time would turn every missed read into a GONE.
+CFG_LIMITS = {"absent_ms": (1, MAX_MS), "poll_ms": (1, MAX_MS)}
 CFG_DEFAULTS = {"absent_ms": 300, "poll_ms": 25}
 
 ACK = "ACK"
@@ -38,8 +47,9 @@ def make_boot_id(unique_id=b""):
 
 
 def _uint(token, highest):
-    """Decimal digits only, 0..highest; None otherwise."""
-    if not token or len(token) > 6 or not token.isdigit():
+    """Decimal digits only, 0..highest; None otherwise (never converts more digits
+    than ``highest`` has, so a 10**12 or a 400-digit token costs nothing)."""
+    if not token or len(token) > len(str(highest)) or not token.isdigit():
         return None
     value = int(token)
     return value if value <= highest else None
@@ -62,7 +72,11 @@ class Hub:
     """
 
     def __init__(self, readers, transport, leds=None, display=None, buzzer=None,
-                 boot_id="00000000", fw_version=FW_VERSION, clock=ticks_ms):
+                 boot_id="00000000", fw_version=FW_VERSION, clock=ticks_ms, config=None,
+                 proto_version=PROTO, state_ms=STATE_MS, hb_ms=HB_MS, edge_times=True):
+        """``config`` overrides ``CFG_DEFAULTS`` (as the host's CFG would); ``proto_version``,
+        ``state_ms``, ``hb_ms`` and ``edge_times`` (send ``@edge_ms`` in STATE) are
+        PROTOCOL.md's values unless an emulation needs another hub."""
         self.readers = readers
         self.transport = transport
         self._quiet = False
@@ -75,13 +89,23 @@ class Hub:
         self.tracks = [ReaderTrack() for _ in readers]
         self.alive = [False] * len(readers)
         self.config = dict(CFG_DEFAULTS)
+        if config:
+            self.config.update(config)
+        self.proto_version = proto_version
+        self.state_ms = state_ms
+        self.hb_ms = hb_ms
+        self.edge_times = edge_times
         self.parser = proto.LineParser()
         self.rejected = 0        # valid frames that still had to be dropped
+        self.tx_dropped = 0      # frames that could not be sent (the output path counts them)
         self.seq = 0
         self.rounds = 0
         self._display_ok = False
-        self.uptime_ms = 0       # summed, so it outlives the 30-bit ticks' wrap (~6 days)
+        self.uptime_ms = 0       # summed at each HB, so it outlives the 30-bit ticks' wrap
+        self._last_hb = clock()
         self._hb_rounds = 0
+        # uptime_ms of each reader's last SEEN/GONE; None: no edge since boot
+        self.edge_ms = [None] * len(readers)
 
     # -- output ---------------------------------------------------------
     def send(self, payload):
@@ -96,15 +120,40 @@ class Hub:
         self.transport.write(proto.debug(text))
 
     def hello(self):
-        self.send("HELLO %d %s %s %d" % (PROTO, self.fw_version, self.boot_id, len(self.readers)))
+        self.send("HELLO %d %s %s %d" % (self.proto_version, self.fw_version, self.boot_id, len(self.readers)))
 
     def state(self):
-        self.send("STATE " + " ".join(t.uid or "-" for t in self.tracks))
+        """STATE: ``uid-or-dash@edge_ms`` per reader (no ``@`` part for a reader with
+        no edge since boot).  Should the edge times not fit in one frame (many
+        readers with long UIDs), the STATE goes without them -- the host then
+        knows it cannot tell the order -- rather than not at all."""
+        uids = [t.uid or "-" for t in self.tracks]
+        if self.edge_times:
+            timed = [uid if edge is None else "%s@%d" % (uid, edge) for uid, edge in zip(uids, self.edge_ms)]
+            if self._fits("STATE " + " ".join(timed)):
+                self.send("STATE " + " ".join(timed))
+                return
+        if self._fits("STATE " + " ".join(uids)):
+            self.send("STATE " + " ".join(uids))
+        else:
+            self.tx_dropped += 1
+            self.debug("STATE of %d readers does not fit in a frame" % len(uids))
+
+    def _fits(self, payload):
+        return len(payload) + 6 <= proto.MAX_PAYLOAD      # "65535 " in front
+
+    def uptime(self, now=None):
+        """Milliseconds since boot, as HB reports them (wrapping at 2**32)."""
+        if now is None:
+            now = self.clock()
+        return (self.uptime_ms + ticks_diff(now, self._last_hb)) & UINT32
 
     @property
     def dropped(self):
-        """Input lines dropped so far (the HB's ``dropped_frames``)."""
-        return self.parser.dropped + self.rejected
+        """Frames dropped since boot (the HB's ``dropped_frames``): input lines (garbage,
+        bad CRC, over-long, bad sequence number, unknown verb) and frames that
+        could not be sent."""
+        return (self.parser.dropped + self.rejected + self.tx_dropped) & UINT32
 
     # -- start ----------------------------------------------------------
     def start(self):
@@ -118,6 +167,9 @@ class Hub:
         self._poll_round()
         self._quiet = False
         now = self.clock()
+        self.uptime_ms = 0
+        self._last_hb = now
+        self.edge_ms = [None] * len(self.readers)   # the boot scan's finds are no edges: nothing was sent
         self.hello()
         for index in range(len(self.readers)):
             if not self.alive[index]:
@@ -125,9 +177,8 @@ class Hub:
         self._init_display()
         self._hb_rounds = 0
         self._next_poll = now
-        self._next_state = ticks_add(now, STATE_MS)
-        self._next_hb = ticks_add(now, HB_MS)
-        self._last_hb = now
+        self._next_state = ticks_add(now, self.state_ms)
+        self._next_hb = ticks_add(now, self.hb_ms)
         self._next_revive = ticks_add(now, REVIVE_MS)
 
     def _bring_up(self, index, reader, boot=False):
@@ -187,18 +238,22 @@ class Hub:
                 if not self.alive[index] and self._answers(reader):
                     self._bring_up(index, reader)
         if ticks_diff(now, self._next_state) >= 0:
-            self._next_state = ticks_add(now, STATE_MS)
+            # on a fixed grid like HB (no drift), but never a burst to catch up
+            self._next_state = ticks_add(self._next_state, self.state_ms)
+            if ticks_diff(now, self._next_state) >= 0:
+                self._next_state = ticks_add(now, self.state_ms)
             self.state()
         if ticks_diff(now, self._next_hb) >= 0:
             elapsed = ticks_diff(now, self._last_hb)
-            self.uptime_ms += elapsed
+            self.uptime_ms = (self.uptime_ms + elapsed) & UINT32
+            # scans_per_s: complete poll rounds per second, i.e. how often each reader is read
             rate = (self._hb_rounds * 1000 + elapsed // 2) // max(1, elapsed)
-            self.send("HB %d %d %d" % (self.uptime_ms, rate, self.dropped))
+            self.send("HB %d %d %d" % (self.uptime_ms, rate & UINT32, self.dropped))
             self._hb_rounds = 0
             self._last_hb = now
-            self._next_hb = ticks_add(self._next_hb, HB_MS)
+            self._next_hb = ticks_add(self._next_hb, self.hb_ms)
             if ticks_diff(now, self._next_hb) >= 0:
-                self._next_hb = ticks_add(now, HB_MS)
+                self._next_hb = ticks_add(now, self.hb_ms)
         wait = min(ticks_diff(self._next_poll, now), ticks_diff(self._next_state, now),
                    ticks_diff(self._next_hb, now), MAX_SLEEP_MS)
         if self.buzzer is not None:
@@ -220,7 +275,10 @@ class Hub:
             uid = None
             if self.alive[index]:
                 uid = self._scan(index, reader)
-            for verb, tag in self.tracks[index].update(uid, self.clock(), absent):
+            now = self.clock()
+            for verb, tag in self.tracks[index].update(uid, now, absent):
+                if not self._quiet:
+                    self.edge_ms[index] = self.uptime(now)
                 self.send("%s %d %s" % (verb, index, tag))
         self.rounds += 1
         self._hb_rounds += 1
@@ -280,9 +338,9 @@ class Hub:
     def _cmd_text(self, args):
         parts = args.split(" ", 1)
         row = _uint(parts[0], TEXT_ROWS - 1)
-        if row is None:
-            return False
         text = parts[1] if len(parts) > 1 else ""
+        if row is None or len(text) > TEXT_COLS:
+            return False
         if self.display is not None:
             if not self._display_ok:
                 self._init_display()
@@ -295,7 +353,7 @@ class Hub:
         return True
 
     def _cmd_beep(self, args):
-        ms = _uint(args, MAX_BEEP_MS)
+        ms = _uint(args, MAX_MS)          # 0 is in bounds: it silences a beep
         if ms is None:
             return False
         if self.buzzer is not None:

@@ -1,5 +1,9 @@
 """A compact MFRC522 driver: one reader on a shared SPI bus with its own chip-select.
 
+The register names and values, the VersionReg list and CRC_A are a copy of
+``hw/rc522_regs.py`` (MicroPython imports nothing outside ``firmware/``);
+``tests/hw/test_rc522_regs.py`` keeps the two equal.
+
 Finds one ISO 14443A tag and reads its complete UID (cascade levels 1-3, so
 4, 7 and 10-byte UIDs; bit-wise anticollision when several tags answer).
 Each poll is WUPA -> ANTICOLLISION/SELECT per level -> HLTA: the tag is
@@ -12,7 +16,7 @@ from .ticks import sleep_ms, ticks_add, ticks_diff, ticks_ms
 
 # Registers (datasheet section 9).
 COMMAND = 0x01
-COM_IRQ = 0x04
+COMM_IRQ = 0x04
 ERROR = 0x06
 FIFO_DATA = 0x09
 FIFO_LEVEL = 0x0A
@@ -43,8 +47,11 @@ CASCADE = (0x93, 0x95, 0x97)
 CASCADE_TAG = 0x88
 HLTA_FRAME = b"\x50\x00\x57\xCD"   # HLTA with its CRC_A
 
-# VersionReg values of working chips: MFRC522 v0.0/1.0/2.0 and common clones.
-VERSIONS = (0x88, 0x90, 0x91, 0x92, 0xB2, 0x12)
+# VersionReg: the named versions (MFRC522 v0.0/1.0/2.0, clones FM17522 0x88, 0xB2, 0x12); any value
+# but NO_CHIP answers (0x00: MISO low, no chip or no power; 0xFF: MISO floating, unplugged).
+VERSIONS = (0x90, 0x91, 0x92, 0x88, 0xB2, 0x12)
+NO_CHIP = (0x00, 0xFF)
+POWER_DOWN = 0x10
 
 # Transceive outcomes.
 OK = 0
@@ -56,6 +63,7 @@ TIMER_TICKS = 40         # x 25 us (prescaler 0xA9 -> 40 kHz) = 1 ms
 STUCK_MS = 10            # no IRQ at all within this ...
 STUCK_READS = 400        # ... and this many IRQ reads (>1 ms of SPI at 4 MHz): the chip is not working
 RESET_MS = 50            # longest wait for the oscillator after a soft reset
+OSC_WAIT_MS = 50         # NRSTPD went high when the reader was built: the crystal's start-up
 
 
 class ChipError(OSError):
@@ -81,6 +89,8 @@ class Rc522:
         self._out = bytearray(2)
         self._in = bytearray(2)
         self.version = 0
+        self._powered = ticks_ms()    # main.build raises NRSTPD just before the readers are built
+        self._waited = False
         cs.value(1)
 
     # -- register access ------------------------------------------------
@@ -123,17 +133,22 @@ class Rc522:
 
     # -- chip state -----------------------------------------------------
     def alive(self):
-        """Does VersionReg read as a known chip version?"""
+        """Does VersionReg answer (anything but 0x00/0xFF: clones read 0x88, 0xB2, 0x12)?"""
         self.version = self.read(VERSION)
-        return self.version in VERSIONS
+        return self.version not in NO_CHIP
 
     def init(self):
-        """Soft reset and configure (1 ms timer, 100% ASK, antenna on); False if the chip is absent."""
+        """Soft reset and configure (1 ms timer, 100% ASK, antenna on) and read it back; False if
+        the chip is absent or its registers do not stick."""
+        if not self._waited:              # the first time only: the crystal may still be starting,
+            self._waited = True           # and a chip without a clock reads 0x00
+            while not self.alive() and ticks_diff(ticks_ms(), self._powered) < OSC_WAIT_MS:
+                sleep_ms(1)
         if not self.alive():
             return False
         self.write(COMMAND, SOFT_RESET)
         deadline = ticks_add(ticks_ms(), RESET_MS)
-        while self.read(COMMAND) & 0x10:  # PowerDown: oscillator still starting
+        while self.read(COMMAND) & POWER_DOWN:  # PowerDown: oscillator still starting
             if ticks_diff(ticks_ms(), deadline) > 0:
                 return False
             sleep_ms(1)
@@ -150,12 +165,16 @@ class Rc522:
         control = self.read(TX_CONTROL)
         if control & 0x03 != 0x03:
             self.write(TX_CONTROL, control | 0x03)  # antenna on
-        return self.alive()
+        for reg, value in ((T_MODE, 0x80), (T_PRESCALER, 0xA9), (T_RELOAD_L, TIMER_TICKS & 0xFF),
+                           (TX_ASK, 0x40), (MODE, 0x3D)):
+            if self.read(reg) != value:     # a register that does not stick: bad wiring or clone
+                return False
+        return self.read(TX_CONTROL) & 0x03 == 0x03 and self.alive()
 
     # -- ISO 14443A -----------------------------------------------------
     def _start(self, command, data, framing):
         self.write(COMMAND, IDLE)
-        self.write(COM_IRQ, 0x7F)
+        self.write(COMM_IRQ, 0x7F)
         self.write(FIFO_LEVEL, 0x80)       # flush
         self._write_fifo(data)
         self.write(BIT_FRAMING, framing)
@@ -173,7 +192,7 @@ class Rc522:
         self._start(TRANSMIT, data, 0)
         deadline = ticks_add(ticks_ms(), STUCK_MS)
         reads = 0
-        while not self.read(COM_IRQ) & 0x50:  # TxIRq | IdleIRq
+        while not self.read(COMM_IRQ) & 0x50:  # TxIRq | IdleIRq
             reads += 1
             self._check_stuck(deadline, reads)
 
@@ -183,7 +202,7 @@ class Rc522:
         deadline = ticks_add(ticks_ms(), STUCK_MS)
         reads = 0
         while True:
-            irq = self.read(COM_IRQ)
+            irq = self.read(COMM_IRQ)
             if irq & 0x30:                 # RxIRq | IdleIRq
                 break
             if irq & 0x01:                 # TimerIRq

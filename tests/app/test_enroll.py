@@ -19,7 +19,7 @@ from controller.app.enroll import (DONE, ENROLLED, IGNORED, LIFTED, REFUSED, WAI
                                Enrolment, load_partial, save_deck)
 from controller.core.errors import DeckError
 from controller.core.events import button, placed, removed
-from controller.app.outputs import ascii_text
+from controller.core.cards import ascii_text
 from firmware_bridge.emulator import HubEmulator
 
 
@@ -315,7 +315,7 @@ def test_enroll_through_spi_readers(tmp_path):
     from controller.app.enroll import EnrolRun
     from controller.app.outputs import DisplayOutput
     from controller.app.settings import settings_from_dict
-    from controller.app.sources import SpiSource
+    from controller.app.backends.spi import SpiSource
     from hw.display import TerminalDisplay
     from hw.rc522 import FakeBackend
     from hw.rc522_chip import VirtualTag
@@ -329,7 +329,7 @@ def test_enroll_through_spi_readers(tmp_path):
     save_deck(path, Deck({uid(i): c for i, c in enumerate(DECK[:26])}))
     enrolment = Enrolment(load_partial(path))
     screen = io.StringIO()
-    runner = EnrolRun(path, enrolment, SpiSource(settings, backend.clock, spi_backend=backend),
+    runner = EnrolRun(path, enrolment, SpiSource(settings.section("spi"), backend.clock, spi_backend=backend),
                       [DisplayOutput(TerminalDisplay(screen))])
     failures: list[str] = []
 

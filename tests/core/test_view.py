@@ -1,6 +1,7 @@
 """What the table shows is a pure function of the tracker's state."""
 
-from controller.app.outputs import HUB_COLOURS, ascii_text
+from controller.app.outputs import HUB_COLOURS
+from controller.core.cards import ascii_text
 from controller.core.view import DISPLAY_COLS, DISPLAY_ROWS, ERROR, OFF, TURN, WINNER, indications
 from table_script import DEAL_A, Script, config
 
@@ -123,3 +124,49 @@ def test_hub_outputs_reach_the_emulated_hub():
     finally:
         link.stop()
         emu.close()
+
+
+def test_the_phases_of_a_contract_deal_on_the_display():
+    s = Script(config(bidding=True))
+    s.bid("seat2", "6s")
+    ind = shown(s)
+    assert ind.leds["seat3"] == TURN and "AUCTION" in ind.lines[0]
+    assert ind.lines[1] == "beat 6\u2660 P2" and ind.lines[3] == "bid: P3"
+    s.bids("seat3:pass", "seat1:pass")
+    ind = shown(s)
+    assert "CONTRACT" in ind.lines[0] and ind.leds["seat2"] == TURN and ind.lines[3] == "game: P2"
+    s.contract("seat2", "7h")
+    ind = shown(s)
+    assert ind.lines[1] == "P2 7\u2665" and ind.lines[3] == "whist? P3" and ind.leds["seat3"] == TURN
+    s.whists("seat3:whist", "seat1:pass")
+    s.trick("seat2:Ah", "seat3:7h", "seat1:8h")
+    ind = shown(s)
+    assert ind.lines[0].startswith("#1 P2 7\u2665 T2")
+    assert ind.lines[1] == "P2:1/7 P3:0/2"              # tricks against the contract and the obligation
+    assert ind.leds["seat2"] == WINNER
+
+
+def test_a_refused_call_shows_on_the_callers_led():
+    s = Script(config(bidding=True))
+    s.bid("seat3", "6s")
+    ind = shown(s)
+    assert ind.leds["seat3"] == ERROR and ind.lines[-1] == "!P3 call not allowed"
+
+
+def test_the_snapshot_carries_the_contract_phase():
+    import json
+    from controller.core.snapshot import SnapshotBuilder
+    s = Script(config(bidding=True))
+    s.bids("seat2:6s", "seat3:pass")
+    snap = SnapshotBuilder().build(s.tracker, seq=2)
+    assert snap.phase == "auction" and snap.deal["turn"] == "seat1"
+    assert snap.deal["bid_to_beat"] == {"seat": "seat2", "bid": "6s"}
+    s.bids("seat1:pass")
+    s.contract("seat2", "7h")
+    s.whists("seat3:whist")
+    snap = SnapshotBuilder().build(s.tracker, seq=6)
+    assert snap.phase == "whisting" and snap.deal["turn"] == "seat1" and snap.deal["trump"] == "h"
+    assert snap.deal["needs"] == {"declarer": 7, "whisters": 2}
+    json.dumps(snap.to_dict())
+    plain = SnapshotBuilder().build(Script().tracker, seq=0)
+    assert plain.phase == "idle"

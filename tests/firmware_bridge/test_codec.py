@@ -51,7 +51,7 @@ def test_roundtrip_hub_frames():
         Frame(2, "GONE", ("0", "DEADBEEF")),
         Frame(3, "STATE", ("-", UID, "-", "00112233445566778899")),
         Frame(4, "HB", ("12000", "80", "0")),
-        Frame(4, "HB", ("31536000000", "37.5", "0")),          # a year of uptime, a fractional rate
+        Frame(4, "HB", ("4294967295", "37.5", "0")),           # the longest uptime (2**32-1), a fractional rate
         Frame(5, "FAULT", ("2", "NOREPLY")),
         Frame(6, "ACK", ("65535",)),
         Frame(7, "NAK", ("9", "BADARG")),
@@ -103,20 +103,22 @@ def test_decode_refuses(line, error):
 
 
 def test_frame_length_limit_is_160_bytes():
-    body = "1 TEXT 0 "
-    text = "x" * (MAX_FRAME - len(encode(1, "TEXT", 0, "")))
-    frame = encode(1, "TEXT", 0, text)
+    # TEXT carries at most 20 characters now (PROTOCOL.md's bounds), so the longest
+    # frame is a HELLO with a long firmware version (a word PROTOCOL.md does not bound)
+    body = "1 HELLO 1 "
+    fw = "x" * (MAX_FRAME + 1 - len(encode(1, "HELLO", 1, "x", "1A2B3C4D", 4)))
+    frame = encode(1, "HELLO", 1, fw, "1A2B3C4D", 4)
     assert len(frame) == MAX_FRAME
-    assert decode_line(frame, source="host").fields[1] == text
-    assert decode_line(frame.replace(b"\n", b"\r\n"), source="host").fields[1] == text
+    assert decode_line(frame).fields[1] == fw
+    assert decode_line(frame.replace(b"\n", b"\r\n")).fields[1] == fw
     with pytest.raises(ProtocolError):
-        encode(1, "TEXT", 0, text + "x")
-    too_long = raw(body + text + "x")
+        encode(1, "HELLO", 1, fw + "x", "1A2B3C4D", 4)
+    too_long = raw(body + fw + "x 1A2B3C4D 4")
     assert len(too_long) == MAX_FRAME + 1
     with pytest.raises(TooLongError):
-        decode_line(too_long, source="host")
-    parser = FrameParser("host")
-    assert parser.feed(too_long + frame) == [decode_line(frame, source="host")]
+        decode_line(too_long)
+    parser = FrameParser("hub")
+    assert parser.feed(too_long + frame) == [decode_line(frame)]
     assert parser.stats.too_long == 1
 
 
@@ -228,3 +230,64 @@ def test_fuzz_garbage_between_lines_loses_no_good_frame(frames, junk):
         pieces.append(frame.encode())
     parser = FrameParser()
     assert parser.feed(b"".join(pieces)) == frames
+
+
+# --------------------------------------------------------------------------- bounds (PROTOCOL.md)
+
+@pytest.mark.parametrize("payload", [
+    "1 HELLO 1 x DEADBEE0 100000000",            # readers at most 16: not 10**8 ...
+    "1 HELLO 1 x DEADBEE0 1000000000000",        # ... nor 10**12
+    "1 HELLO 1 x DEADBEE0 17",
+    "1 HELLO 4294967296 x DEADBEE0 4",            # a number PROTOCOL.md does not name: below 2**32
+    "1 SEEN 17 DEADBEEF", "1 GONE 1000000000000 DEADBEEF", "1 FAULT 17 NOREPLY",
+    "1 SEEN 0 DEADBEEF00", "1 SEEN 0 DEADBE", "1 SEEN 0 " + "A" * 22,   # uids of 8, 14 or 20 hex digits
+    "1 STATE DEADBEEF@4294967296", "1 STATE DEADBEEF@", "1 STATE -@x", "1 STATE DEADBEEF@-1",
+    "1 STATE " + " ".join(["-"] * 17),
+    "1 HB 4294967296 40 0", "1 HB 1000 4294967296 0", "1 HB 1000 40 4294967296",
+    "1 HB " + "9" * 130 + " 40 0",               # a 130-digit number: refused before any conversion
+    "1 ACK 65536", "1 NAK 65536 BADARG", "65536 HB 1 2 3",
+])
+def test_hub_frames_outside_the_bounds_are_dropped_and_counted(payload):
+    with pytest.raises(BadFieldsError):
+        decode_line(raw(payload))
+    parser = FrameParser("hub")
+    assert parser.feed(raw(payload) + raw("2 HB 1000 40 0")) == [Frame(2, "HB", ("1000", "40", "0"))]
+    assert parser.stats.bad_fields == 1 and parser.stats.frames == 1
+
+
+@pytest.mark.parametrize("payload, fields, edges", [
+    ("1 HELLO 1 x DEADBEE0 16", ("1", "x", "DEADBEE0", "16"), ()),
+    ("1 HELLO 4294967295 x DEADBEE0 0", ("4294967295", "x", "DEADBEE0", "0"), ()),
+    ("1 SEEN 16 00112233445566778899", ("16", "00112233445566778899"), ()),
+    ("1 FAULT 16 OK", ("16", "OK"), ()),
+    ("1 HB 4294967295 4294967295 4294967295", ("4294967295",) * 3, ()),
+    ("1 STATE deadbeef@4294967295 -@0 04A2B11C6F5E80", ("DEADBEEF", "-", "04A2B11C6F5E80"),
+     (4294967295, 0, None)),
+    ("1 STATE " + " ".join(["-"] * 16), ("-",) * 16, ()),
+])
+def test_hub_frames_at_the_bounds_pass(payload, fields, edges):
+    frame = decode_line(raw(payload))
+    assert frame.fields == fields and frame.edge_ms == edges
+    assert decode_line(frame.encode()) == frame
+
+
+def test_state_edge_ms_round_trip_and_old_states_have_none():
+    frame = decode_line(raw("7 STATE 04A2B11C6F5E80@81234 -@90000 -"))
+    assert frame == Frame(7, "STATE", ("04A2B11C6F5E80", "-", "-"), (81234, 90000, None))
+    assert frame.encode() == raw("7 STATE 04A2B11C6F5E80@81234 -@90000 -")
+    assert decode_line(raw("7 STATE 04A2B11C6F5E80 - -")).edge_ms == ()
+
+
+@pytest.mark.parametrize("payload, ok", [
+    ("1 BEEP 60000", True), ("1 BEEP 0", True), ("1 BEEP 60001", False), ("1 BEEP 1000000000000", False),
+    ("1 CFG poll_ms 60000", True), ("1 CFG poll_ms 60001", False), ("1 CFG poll_ms x", False),
+    ("1 TEXT 3 " + "x" * 20, True), ("1 TEXT 4 x", False), ("1 TEXT 0 " + "x" * 21, False),
+    ("1 TEXT 1000000000000 x", False), ("1 LED 4294967296 FF0000", False), ("1 LED 7 FF0000", True),
+])
+def test_host_commands_outside_the_bounds_are_bad_fields_with_their_frame(payload, ok):
+    if ok:
+        assert decode_line(raw(payload), source="host").seq == 1
+        return
+    with pytest.raises(BadFieldsError) as info:
+        decode_line(raw(payload), source="host")
+    assert info.value.frame is not None and info.value.frame.seq == 1      # a hub can NAK it

@@ -95,7 +95,8 @@ def test_hello_then_state_and_hb(hub):
     state = host.wait(lambda f: f.verb == "STATE")
     assert state.fields == ("-", "-", "-", "-")
     hb = host.wait(lambda f: f.verb == "HB")
-    assert 150 <= int(hb.fields[0]) <= 2000 and 200 <= int(hb.fields[1]) <= 420 and hb.fields[2] == "0"
+    # scans_per_s counts poll rounds (each reader read once), as the firmware always did: poll_ms 10
+    assert 150 <= int(hb.fields[0]) <= 2000 and 50 <= int(hb.fields[1]) <= 105 and hb.fields[2] == "0"
     seqs = [f.seq for f in host.frames]
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))      # +1 per frame
 
@@ -108,13 +109,14 @@ def test_seen_after_two_polls_gone_after_absent_ms(hub):
     seen = host.wait(lambda f: f.verb == "SEEN")
     t_seen = time.monotonic()
     assert seen.fields == ("2", UID)
-    assert t_seen - t0 >= 0.01                     # two polls, not one
+    assert t_seen - t0 >= 0.009                    # two polls 10 ms apart on the firmware's 1 ms ticks, not one
     assert host.wait(lambda f: f.verb == "STATE" and f.fields[2] == UID)
     t1 = time.monotonic()
     emu.remove(2, UID)
     gone = host.wait(lambda f: f.verb == "GONE")
     assert gone.fields == ("2", UID)
-    assert time.monotonic() - t1 >= 0.06
+    assert time.monotonic() - t1 >= 0.049          # absent_ms 60 after the last read, which may
+                                                   # precede the removal by one 10 ms poll
     assert emu.reported() == [None] * 4
 
 
@@ -136,15 +138,16 @@ def test_answers_host_commands(hub):
     assert host.wait(lambda f: f.verb == "SEEN")
     host.send("SNAP")
     assert host.wait(lambda f: f.verb == "STATE" and f.fields == ("-", UID, "-", "-"))
+    # BEEP 0 is within PROTOCOL.md's bounds (ms 0-60000): it silences the buzzer
     ok = [host.send("LED", 3, "00FF00"), host.send("TEXT", 1, " a  b "), host.send("BEEP", 80),
-          host.send("CFG", "poll_ms", 15)]
+          host.send("CFG", "poll_ms", 15), host.send("BEEP", 0)]
     bad = [host.send("LED", 8, "00FF00"), host.send("TEXT", 4, "x"), host.send("CFG", "speed", 1),
-           host.send("BEEP", 0)]
+           host.send("BEEP", 60001), host.send("TEXT", 0, "x" * 21), host.send("CFG", "poll_ms", 60001)]
     for seq in ok:
         assert host.wait(lambda f: f.verb == "ACK" and f.fields == (str(seq),)), seq
     for seq in bad:
         assert host.wait(lambda f: f.verb == "NAK" and f.fields == (str(seq), "BADARG")), seq
-    assert emu.leds == {3: "00FF00"} and emu.text_rows == {1: " a  b "} and emu.beeps == [80]
+    assert emu.leds == {3: "00FF00"} and emu.text_rows == {1: " a  b "} and emu.beeps == [80, 0]
     assert emu.cfg == {"poll_ms": 15} and emu.poll_ms == 15
     assert s_hello in [f.seq for f in emu.received]
 
@@ -415,3 +418,127 @@ def test_simulated_players_reach_the_link_as_their_events():
     finally:
         link.stop()
         emu.close()
+
+
+# --------------------------------------------------------------------------- the harness around the firmware
+
+def test_the_emulated_hub_is_the_firmware():
+    from firmware_bridge.firmware.hub import Hub
+
+    emu = HubEmulator(readers=2, realtime=False)
+    emu.open_pty()
+    try:
+        first = emu.hub
+        assert isinstance(first, Hub) and first.boot_id == emu.boot_id
+        emu.reboot()
+        assert isinstance(emu.hub, Hub) and emu.hub is not first and emu.hub.boot_id == emu.boot_id
+        assert emu.hub.seq == 1                                        # its HELLO went out
+    finally:
+        emu.close()
+
+
+def test_hand_moved_clock_polls_debounces_and_times_like_the_firmware():
+    emu = HubEmulator(readers=2, realtime=False, state_ms=10**6, hb_ms=10**6)
+    emu.open_pty()
+    host = Host(emu.link_path)
+    try:
+        host.send("HELLO", 1)
+        assert host.wait(lambda f: f.verb == "HELLO")
+        emu.place(1, UID)
+        time.sleep(0.1)                                               # wall time alone does nothing
+        host.pump()
+        assert not [f for f in host.frames if f.verb == "SEEN"] and emu.reported() == [None, None]
+        emu.advance(50)                                               # poll rounds at 25 and 50 ms
+        assert host.wait(lambda f: f.verb == "SEEN").fields == ("1", UID)
+        emu.remove(1)
+        emu.advance(250)
+        host.send("SNAP")
+        state = host.wait(lambda f: f.verb == "STATE")
+        assert state.fields == ("-", UID) and state.edge_ms == (None, 50)
+        emu.advance(50)                                               # absent_ms 300 since the last read
+        assert host.wait(lambda f: f.verb == "GONE").fields == ("1", UID)
+        host.send("SNAP")
+        assert host.wait(lambda f: f.verb == "STATE").edge_ms == (None, 350)
+    finally:
+        host.close()
+        emu.close()
+
+
+def test_a_failed_reader_is_the_firmwares_fault_noreply_and_its_tag_goes():
+    emu = HubEmulator(readers=2, realtime=False, state_ms=10**6, hb_ms=10**6)
+    emu.open_pty()
+    host = Host(emu.link_path)
+    try:
+        emu.place(0, UID)
+        emu.advance(50)
+        assert host.wait(lambda f: f.verb == "SEEN")
+        emu.fail_reader(0)
+        emu.advance(25)
+        assert host.wait(lambda f: f.verb == "FAULT").fields == ("0", "NOREPLY")
+        emu.advance(300)
+        assert host.wait(lambda f: f.verb == "GONE").fields == ("0", UID)
+        emu.heal_reader(0)
+        emu.advance(1000)                                             # the firmware retries once a second
+        assert host.wait(lambda f: f.verb == "FAULT").fields == ("0", "OK")
+        assert host.wait(lambda f: f.verb == "SEEN").fields == ("0", UID)
+    finally:
+        host.close()
+        emu.close()
+
+
+def test_burst_and_flip_drive_the_firmwares_own_polls():
+    emu = HubEmulator(readers=4, poll_ms=50)
+    emu.open_pty()
+    host = Host(emu.link_path)
+    try:
+        host.send("HELLO", 1)
+        assert host.wait(lambda f: f.verb == "HELLO")
+        before = time.monotonic()
+        stamp = emu.flip(2, UID)
+        assert before <= stamp <= time.monotonic() and emu.reported()[2] == UID
+        assert host.wait(lambda f: f.verb == "SEEN").fields == ("2", UID)
+        assert emu.flip(2, None) >= stamp and emu.reported()[2] is None
+        started = []
+        emu.burst(101, reader=1, on_start=lambda: started.append(True))
+        assert started == [True]
+        deadline = time.monotonic() + 10
+        while len([f for f in host.frames if f.verb in ("SEEN", "GONE") and f.fields[0] == "1"]) < 101:
+            assert time.monotonic() < deadline
+            host.pump()
+        edges = [f.verb for f in host.frames if f.verb in ("SEEN", "GONE") and f.fields[0] == "1"]
+        assert edges == ["SEEN", "GONE"] * 50 + ["SEEN"] and emu.reported()[1] == "04A2B11C6F5E80"
+        seqs = [f.seq for f in host.frames]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))      # nothing lost on the way
+        assert emu.poll_ms == 50 and emu.absent_ms == 300             # its settings put back
+    finally:
+        host.close()
+        emu.close()
+
+
+def test_no_edge_ms_hub_and_reader_bounds():
+    emu = HubEmulator(readers=1, edge_ms=False, realtime=False)
+    emu.open_pty()
+    host = Host(emu.link_path)
+    try:
+        emu.place(0, UID)
+        emu.advance(50)
+        host.send("SNAP")
+        state = host.wait(lambda f: f.verb == "STATE")
+        assert state.fields == (UID,) and state.edge_ms == ()
+    finally:
+        host.close()
+        emu.close()
+    with pytest.raises(ValueError):
+        HubEmulator(readers=17)
+    HubEmulator(readers=16)
+
+
+def test_cli_refuses_too_many_readers_and_an_unreadable_script(tmp_path, capsys):
+    with pytest.raises(SystemExit) as info:
+        cli_main(["--readers", "17"])
+    assert info.value.code == 2
+    script = tmp_path / "events.jsonl"
+    script.write_text('{"t": 1' + "0" * 400 + ', "zone": "seat1", "event": "placed", "uid": "DEADBEEF"}\n')
+    assert cli_main(["--script", str(script)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read script" in err and "Traceback" not in err

@@ -214,12 +214,13 @@ def quiet_rig():
 
 def test_frames_after_a_gap_wait_for_state_and_missed_changes_come_first():
     with quiet_rig() as (emu, link, events, statuses):
-        emu.drop_next(1)
-        emu.flip(0, A)                 # lost
-        emu.drop_next(50, verbs=["STATE"])          # the SNAP answers are lost too, for now
-        emu.flip(1, B)                 # reveals the gap: held
-        emu.flip(1, None)              # held
-        emu.flip(2, C)                 # held
+        with emu.held():               # the gap's SNAP is answered after these (one gap)
+            emu.drop_next(1)
+            emu.flip(0, A)             # lost
+            emu.drop_next(50, verbs=["STATE"])      # the SNAP answers are lost too, for now
+            emu.flip(1, B)             # reveals the gap: held
+            emu.flip(1, None)          # held
+            emu.flip(2, C)             # held
         time.sleep(0.25)
         assert events == []            # nothing applied before a STATE
         assert link.counters["gaps"] == 1
@@ -259,9 +260,8 @@ def test_state_fixes_what_no_gap_revealed():
 def test_seen_twice_and_stray_gone_invent_nothing():
     with quiet_rig() as (emu, link, events, statuses):
         emu.flip(1, B)
-        with emu._lock:
-            emu._send("SEEN", 1, B)     # a repeated edge
-            emu._send("GONE", 2, C)     # a tag that is not there
+        emu.inject("SEEN", 1, B)        # a repeated edge
+        emu.inject("GONE", 2, C)        # a tag that is not there
         emu.send_state()
         time.sleep(0.15)
         assert simple(events) == [("placed", "seat2", B)]
@@ -770,7 +770,8 @@ def drive(frames, lost):
         if not gone:
             fields = tuple(str(f) for f in frame[1:])
             link._on_frame(Frame(seq, frame[0], fields))
-    return [(e.event, zones.index(e.zone), e.uid) for e in link._outbox], link.picture()
+    return [(e.event, zones.index(e.zone), e.uid) for e in link._outbox if isinstance(e, TableEvent)], \
+        link.picture()
 
 
 steps = st.lists(st.tuples(st.integers(0, 2), st.booleans()), min_size=1, max_size=25)
@@ -822,3 +823,146 @@ def test_fuzz_one_gap_per_state_keeps_the_exact_order(moves, data):
     events, picture = drive(frames, lost)
     assert picture == truth
     assert events == edges
+
+
+# --------------------------------------------------------------------------- order of missed changes (edge_ms)
+
+@contextmanager
+def hand_clock_rig(edge_ms=True):
+    """The firmware with a hub clock that moves only when the test says (exact hub
+    times, whatever the machine's load); ``log`` gets events and order guesses."""
+    emu = HubEmulator(readers=4, realtime=False, edge_ms=edge_ms)
+    emu.open_pty()
+    log: list = []
+    link = HubLink(emu.link_path, ZONES, lambda e: log.append((e.event, e.zone, e.uid)),
+                   on_order_guessed=lambda zones: log.append(("guessed", zones)),
+                   **dict(FAST_LINK, hb_timeout=60))
+    link.start()
+    try:
+        assert link.wait_ready(5)
+        yield emu, link, log
+    finally:
+        link.stop()
+        emu.close()
+
+
+def lay_three_cards_losing_four_frames(emu, phase):
+    """Cards on seat3, seat1, seat2, 150 ms apart in hub time; their three SEENs and
+    the STATE after them lost (two dropped, one corrupted, one dropped)."""
+    emu.advance(phase)
+    emu.drop_next(2, verbs=["SEEN"])
+    emu.corrupt_next(1, verbs=["SEEN"])
+    emu.drop_next(1, verbs=["STATE"])
+    for reader, uid in ((2, A), (0, B), (1, C)):
+        emu.place(reader, uid)
+        emu.advance(150)
+    emu.advance(1000)                   # the next STATE reveals the gap
+
+
+@pytest.mark.parametrize("attempt", range(5))
+def test_missed_cards_come_back_in_the_order_they_were_laid(attempt):
+    """Issue 10: seat3, seat1, seat2 with four frames lost came back as seat1, seat2,
+    seat3 (5/5).  The firmware's STATE carries each reader's edge_ms; the host orders by it."""
+    with hand_clock_rig() as (emu, link, log):
+        lay_three_cards_losing_four_frames(emu, phase=20 * attempt)
+        assert wait_for(lambda: link.picture() == [B, C, A, None], 5), (link.picture(), log)
+        time.sleep(0.05)
+        assert log == [("placed", "seat3", A), ("placed", "seat1", B), ("placed", "seat2", C)]
+        counters = link.counters
+        assert counters["gaps"] >= 1 and counters["bad_crc"] == 1 and counters["orders_guessed"] == 0
+
+
+def test_without_edge_ms_the_order_is_reader_order_and_said_to_be_guessed():
+    with hand_clock_rig(edge_ms=False) as (emu, link, log):
+        lay_three_cards_losing_four_frames(emu, phase=0)
+        assert wait_for(lambda: link.picture() == [B, C, A, None], 5), (link.picture(), log)
+        time.sleep(0.05)
+        assert log == [("guessed", ("seat1", "seat2", "seat3")),       # before the events it concerns
+                       ("placed", "seat1", B), ("placed", "seat2", C), ("placed", "seat3", A)]
+        assert link.counters["orders_guessed"] == 1
+
+
+def test_one_missed_change_needs_no_order():
+    with hand_clock_rig(edge_ms=False) as (emu, link, log):
+        emu.drop_next(1, verbs=["SEEN"])
+        emu.place(3, D)
+        emu.advance(1000)
+        assert wait_for(lambda: link.picture() == [None, None, None, D], 5)
+        assert log == [("placed", "prikup", D)]
+
+
+@contextmanager
+def raw_ordered_rig():
+    hub = RawHub()
+    log: list = []
+    link = HubLink(hub.path, ZONES, lambda e: log.append((e.event, e.zone, e.uid)),
+                   on_order_guessed=lambda zones: log.append(("guessed", zones)),
+                   **dict(FAST_LINK, hb_timeout=60))
+    link.start()
+    try:
+        handshake(hub, link)
+        yield hub, link, log
+    finally:
+        link.stop()
+        hub.close()
+
+
+def test_raw_hub_state_order_by_edge_ms_across_the_uptime_wrap():
+    with raw_ordered_rig() as (hub, link, log):
+        hub.send("HB", 2**32 - 100, 40, 0)
+        hub.seq += 3                                        # three SEENs lost
+        hub.send("STATE", f"{A}@20", f"{B}@{2**32 - 50}", f"{C}@{2**32 - 90}", "-")
+        assert wait_for(lambda: len(log) == 3)
+        assert log == [("placed", "seat3", C), ("placed", "seat2", B), ("placed", "seat1", A)]
+
+
+def test_raw_hub_readers_without_an_edge_since_boot_changed_before_the_others():
+    with raw_ordered_rig() as (hub, link, log):
+        hub.seq += 2
+        hub.send("STATE", f"{A}@900", B, "-", "-")          # B: lying there since before the boot
+        assert wait_for(lambda: len(log) == 2)
+        assert log == [("placed", "seat2", B), ("placed", "seat1", A)]
+        hub.seq += 2
+        hub.send("STATE", f"{A}@900", B, C, D)              # two unchanged-since-boot: unknown order
+        assert wait_for(lambda: len(log) == 5)
+        assert log[2:] == [("guessed", ("seat3", "prikup")), ("placed", "seat3", C), ("placed", "prikup", D)]
+
+
+def test_raw_hub_missed_change_before_held_frames_is_a_guess_when_another_one_was_missed():
+    with raw_ordered_rig() as (hub, link, log):
+        hub.send("STATE", f"{A}@100", "-", "-", "-")
+        assert wait_for(lambda: len(log) == 1)
+        hub.seq += 2                                         # GONE 0 A and SEEN 1 B lost
+        hub.send("SEEN", 0, C)                               # reveals the gap: held
+        hub.wait_host("SNAP", 2)
+        hub.send("STATE", f"{C}@300", f"{B}@200", "-", "-")
+        assert wait_for(lambda: len(log) == 5)
+        # reader 0's missed GONE has no time of its own (its edge_ms is the held SEEN's)
+        assert log[1:] == [("guessed", ("seat1", "seat2")), ("removed", "seat1", A), ("placed", "seat2", B),
+                           ("placed", "seat1", C)]
+
+
+@pytest.mark.parametrize("readers", ["100000000", "1000000000000", "9" * 120, "17"])
+def test_raw_hub_hello_with_a_huge_reader_count_is_dropped_and_costs_nothing(readers):
+    """Issue 10: a valid 'HELLO 1 x DEADBEE0 100000000' took 2.3 GB; 10**12 raised MemoryError."""
+    with raw_ordered_rig() as (hub, link, log):
+        hub.send("HELLO", 1, "x", "DEADBEE0", readers)
+        hub.send("HB", 1000, 40, 0)                          # the dropped HELLO's number is missing
+        hub.wait_host("SNAP", 2)
+        hub.send("STATE", A, "-", "-", "-")
+        assert wait_for(lambda: link.picture() == [A, None, None, None])
+        assert len(link.picture()) == 4 and link.ready and link._thread.is_alive()
+        assert link.counters["bad_fields"] == 1 and link.hub_info.boot_id == "0000CAFE"
+
+
+def test_text_beep_and_cfg_outside_the_bounds_are_refused_by_the_host():
+    with raw_rig() as (hub, link, events, statuses):
+        with pytest.raises(ValueError):
+            link.text(0, "x" * 21)
+        with pytest.raises(ValueError):
+            link.text(4, "x")
+        with pytest.raises(ValueError):
+            link.beep(60001)
+        with pytest.raises(ValueError):
+            link.configure("absent_ms", 60001)
+        assert link.text(3, "x" * 20).state == "queued" and link.beep(60000).state == "queued"

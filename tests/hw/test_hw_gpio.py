@@ -727,3 +727,44 @@ def test_real_pins_round_trip():
         assert factory.gpio.input(pin) == 0
     finally:
         factory.close()
+
+
+# ------------------------------------------------------------------------------------------ issue 9
+@pytest.mark.parametrize("bus, pin", [(0, 9), (0, 11), (1, 16), (1, 19), (1, 20), (1, 21)])
+def test_fake_gpio_refuses_the_pins_of_an_enabled_spi_bus(bus, pin):
+    gpio = FakeGPIO(spi_buses=(bus,))
+    gpio.setmode(gpio.BCM)
+    with pytest.raises(RuntimeError, match=f"GPIO{pin} is SPI bus {bus}"):
+        gpio.setup(pin, gpio.OUT)
+    factory = MockFactory(spi_buses=(bus,))
+    with pytest.raises(HardwareError, match=f"GPIO{pin}"):
+        factory.input_pin(pin, "button undo")
+
+
+def test_the_readers_fake_pins_know_both_spi_buses():
+    from hw.rc522 import FakeBackend
+
+    with pytest.raises(HardwareError, match="GPIO19.*SPI bus 1 MISO"):
+        FakeBackend().pins().output_pin(19, "buzzer")
+
+
+def test_on_a_raspberry_pi_auto_never_falls_back_to_mock_pins(tmp_path, monkeypatch):
+    model = tmp_path / "model"
+    model.write_bytes(b"Raspberry Pi 5 Model B Rev 1.0\0")
+    monkeypatch.setitem(sys.modules, "RPi", None)               # RPi.GPIO (or rpi-lgpio) not importable
+    with pytest.raises(HardwareError, match="RPi.GPIO cannot be imported"):
+        default_factory(environ={}, gpiomem=str(tmp_path / "none"), model_files=[str(model)])
+
+
+def test_off_a_pi_auto_simulates_the_pins_with_a_warning(tmp_path, caplog):
+    with caplog.at_level(logging.WARNING, logger="hw.pins"):
+        f = default_factory(environ={}, gpiomem=str(tmp_path / "none"), model_files=[str(tmp_path / "m")])
+    assert isinstance(f, MockFactory) and "do nothing" in caplog.text
+
+
+def test_soc_base_address_error_on_a_pi_5_says_install_rpi_lgpio(tmp_path, monkeypatch):
+    from hw import pins
+
+    monkeypatch.setattr(pins, "board_model", lambda paths=(): "Raspberry Pi 5 Model B Rev 1.0")
+    err = pins.explain(RuntimeError("Cannot determine SOC peripheral base address"))
+    assert "rpi-lgpio" in str(err)

@@ -75,7 +75,7 @@ def test_spi_protocol_version_burst_read_and_fifo():
 
 
 def test_spi_time_is_bytes_at_the_clock():
-    spi = FakeSpidev()
+    spi = FakeSpidev(xfer_overhead_s=0.0)              # the bits alone (the Pi's overhead: next test)
     spi.add_chip(0, 0)
     dev = spi.SpiDev()
     dev.open(0, 0)
@@ -88,6 +88,19 @@ def test_spi_time_is_bytes_at_the_clock():
     dev.close()
     with pytest.raises(OSError):
         dev.xfer2([0, 0])
+
+
+def test_each_transfer_costs_a_pis_overhead_by_default():
+    from hw.rc522_chip import PI_XFER_OVERHEAD_S
+
+    spi = FakeSpidev()
+    assert spi.xfer_overhead_s == PI_XFER_OVERHEAD_S > 0
+    spi.add_chip(0, 0)
+    dev = spi.SpiDev()
+    dev.open(0, 0)
+    dev.max_speed_hz = 1_000_000
+    dev.xfer2([0x80 | (rc.VERSION << 1), 0])
+    assert spi.clock() == pytest.approx(16e-6 + PI_XFER_OVERHEAD_S)
 
 
 def test_timer_from_tmode_tprescaler_treload():
@@ -179,6 +192,7 @@ def test_unmodified_driver_reads_a_4_byte_tag_and_its_memory(driver, chip):
 def test_unmodified_driver_empty_poll_costs_its_whole_loop(driver, backend):
     """With the library's defaults an empty reader costs the 2000-iteration wait (the loop ignores
     TimerIRq), ~32 ms of SPI at 1 MHz; the timer alone would be 15.5 ms."""
+    backend.spi.xfer_overhead_s = 0.0                        # the bits on the wire only
     (status, _), spent = timed(backend.clock, driver.MFRC522_Request, driver.PICC_REQIDL)
     assert status == driver.MI_ERR
     assert 0.030 < spent < 0.034
@@ -232,6 +246,7 @@ def test_tag_slower_than_the_timer_is_missed(reader, chip):
 
 
 def test_steady_7_byte_read_is_fast(reader, chip, backend):
+    backend.spi.xfer_overhead_s = 0.0                        # the bits on the wire only
     chip.field.put(VirtualTag(UID7))
     reader.read_uid()
     times = [timed(backend.clock, reader.read_uid)[1] for _ in range(5)]
@@ -261,7 +276,7 @@ def test_anticollision_picks_the_same_one_of_several_tags(reader, chip, uids, wi
 
 def test_global_gpio_cleanup_never_called(backend):
     pins = backend.pins()
-    led = pins.output_pin(17, "seat1 LED", initial=True)
+    led = pins.output_pin(5, "seat1 LED", initial=True)
     readers = []
     for (bus, dev), pin in zip([(0, 0), (0, 1), (1, 0)], [25, 24, 23]):
         backend.add_chip(bus, dev)
@@ -271,21 +286,21 @@ def test_global_gpio_cleanup_never_called(backend):
         r.close()
     fake = pins.fake
     assert not fake.global_cleanup_called
-    assert fake.direction(17) == fake.OUT and fake.level(17) == 1    # the LED kept its pin and level
+    assert fake.direction(5) == fake.OUT and fake.level(5) == 1    # the LED kept its pin and level
     assert sorted(pins for _, pins in fake.cleanups) == [(23,), (24,), (25,)]
-    assert pins.owner(25) is None and pins.owner(17) == "seat1 LED"
+    assert pins.owner(25) is None and pins.owner(5) == "seat1 LED"
     led.close()
 
 
 def test_driver_close_would_clean_up_everything_with_a_raw_gpio(backend, chip):
     """The defect the wrapper avoids, seen on the fake: Close_MFRC522 frees every pin."""
     fake = backend.pins().fake
-    led = backend.pins().output_pin(17, "seat1 LED", initial=True)
+    led = backend.pins().output_pin(5, "seat1 LED", initial=True)
     drv = load_driver(fake.as_module(), backend.spidev(), "raw").MFRC522(bus=0, device=0, pin_rst=25)
     logging.getLogger("mfrc522Logger").handlers.clear()
     drv.Close_MFRC522()
-    assert fake.global_cleanup_called and fake.direction(17) is None    # the LED lost its pin
-    assert led.pin == 17
+    assert fake.global_cleanup_called and fake.direction(5) is None    # the LED lost its pin
+    assert led.pin == 5
 
 
 def test_driver_gets_a_scoped_gpio(reader):
@@ -348,8 +363,9 @@ def test_dead_reader_not_alive_and_reset_brings_back_a_latched_chip(reader, chip
     assert not reader.alive()
     with pytest.raises(ReaderFault, match="spidev0.0"):
         reader.read_uid()
+    before = chip.hard_resets                               # (power-up was one: the pin rose from reset)
     reader.reset()
-    assert chip.hard_resets == 1
+    assert chip.hard_resets == before + 1
     assert [lv for _, lv in backend.pins().fake.outputs(25)][-2:] == [0, 1]
     assert reader.alive()
     assert reader.read_uid() == UID7
@@ -383,12 +399,19 @@ def test_real_backend_imports_spidev_only_when_asked():
         pytest.skip("spidev is installed here")
 
 
-def test_default_backend_follows_the_pin_factory():
+def test_spi_backend_is_chosen_independently_of_the_pin_factory():
+    """Issue 9: mock pins (a Pi 5 where RPi.GPIO failed) must not turn the readers into fakes.
+    (This test asserted the opposite before issue 9.)"""
     from hw.rc522 import default_backend
     mock = MockFactory()
-    backend = default_backend(mock)
-    assert isinstance(backend, FakeBackend) and backend.pins() is mock
-    assert isinstance(default_backend(None), RealBackend)
+    backend = default_backend(mock, environ={})
+    assert isinstance(backend, RealBackend) and backend.pins() is mock
+    fake = default_backend(mock, name="fake")
+    assert isinstance(fake, FakeBackend) and fake.pins() is mock
+    assert isinstance(default_backend(None, environ={"PREFTABLE_SPI_BACKEND": "fake"}), FakeBackend)
+    assert isinstance(default_backend(None, environ={}), RealBackend)
+    with pytest.raises(ConfigError, match="PREFTABLE_SPI_BACKEND"):
+        default_backend(None, environ={"PREFTABLE_SPI_BACKEND": "bogus"})
 
 
 def test_version_0x91_chip_accepted(backend):
@@ -418,3 +441,125 @@ def test_reader_uses_the_given_pin_factory(backend):
 def test_reader_without_backend_on_a_mock_factory_explains_missing_spi():
     with pytest.raises(HardwareError, match=r"/dev/spidev0\.0"):
         Reader(0, 0, 25, factory=MockFactory())
+
+
+# ------------------------------------------------------------------------------------------ issue 9
+@pytest.mark.parametrize("version", [0x91, 0x92, 0x88, 0xB2, 0x12])
+def test_clone_versionregs_are_alive_and_read_tags(backend, version):
+    chip = backend.add_chip(0, 0, version=version)
+    chip.field.put(VirtualTag(UID7))
+    with Reader(0, 0, 25, backend=backend) as r:
+        assert r.alive() and r.read_uid() == UID7
+
+
+@pytest.mark.parametrize("version", [0x00, 0xFF])
+def test_versionreg_0x00_or_0xff_is_a_dead_chip(backend, version):
+    backend.add_chip(0, 0, version=version)
+    with Reader(0, 0, 25, backend=backend) as r:
+        assert not r.alive()
+
+
+def test_a_4_byte_uid_starting_0x88_is_decided_by_the_sak(reader, chip):
+    from hw.rc522_chip import VirtualTag as Tag
+
+    tag = Tag.__new__(Tag)                                   # VirtualTag refuses 0x88 (ISO says no) ...
+    Tag.__init__(tag, "08112233")
+    tag.uid = bytes.fromhex("88112233")                      # ... but such clone tags exist
+    chip.field.put(tag)
+    assert reader.read_uid() == "88112233"
+    assert reader.read_uid() == "88112233"
+
+
+def test_configuring_during_the_oscillator_start_up_is_lost(backend):
+    """What the mfrc522 driver alone does (configure right after raising NRSTPD) leaves the antenna off."""
+    chip = backend.add_chip(0, 0)
+    pins = backend.pins()
+    backend.wire(0, 0, 25, pins)
+    gpio = pins.scoped_gpio("test")
+    gpio.setup(25, gpio.OUT, initial=gpio.LOW)
+    gpio.output(25, 1)                                       # out of reset now ...
+    spi = backend.spidev().SpiDev()
+    spi.open(0, 0)
+    spi.xfer2([rc.TX_CONTROL << 1, 0x83])                    # ... antenna on at once: lost
+    assert spi.xfer2([0x80 | rc.VERSION << 1, 0]) == [0, 0]
+    backend.sleep(chip.osc_startup_s)
+    assert chip.peek(rc.TX_CONTROL) == 0x80
+    spi.close()
+
+
+def test_readers_power_up_in_order_and_a_reset_held_chip_loads_miso(backend):
+    """Every reset pin high before any chip is configured (a chip held in reset pulls MISO low)."""
+    from hw.rc522 import open_readers
+
+    chips = [backend.add_chip(0, 0), backend.add_chip(0, 1)]
+    pins = backend.pins()
+    backend.wire(0, 1, 24, pins)                             # the second chip is wired, still in reset
+    spi = backend.spidev().SpiDev()
+    spi.open(0, 0)
+    assert spi.xfer2([0x80 | rc.VERSION << 1, 0]) == [0, 0]  # its reset loads the shared MISO
+    spi.close()
+    readers = open_readers([(0, 0, 25), (0, 1, 24)], backend=backend)
+    try:
+        for chip in chips:
+            chip.field.put(VirtualTag(UID4 if chip is chips[0] else UID7))
+        assert [r.alive() for r in readers] == [True, True]
+        assert [r.read_uid() for r in readers] == [UID4, UID7]
+    finally:
+        for r in readers:
+            r.close()
+
+
+def test_powerdown_sets_and_clears(reader, chip, backend):
+    reader._xfer([rc.COMMAND << 1, rc.POWER_DOWN])
+    assert reader._xfer([0x80 | rc.COMMAND << 1, 0])[1] & rc.POWER_DOWN
+    reader._xfer([rc.COMMAND << 1, rc.CMD_SOFT_RESET])        # PowerDown=0: wakes after 1024 clocks
+    backend.sleep(50e-6)
+    assert not reader._xfer([0x80 | rc.COMMAND << 1, 0])[1] & rc.POWER_DOWN
+    reader.reset()
+    chip.field.put(VirtualTag(UID4))
+    assert reader.read_uid() == UID4
+
+
+def test_register_that_does_not_stick_is_reported(backend, caplog):
+    chip = backend.add_chip(0, 0)
+    original = chip._write
+    chip._write = lambda addr, value: None if addr == rc.T_PRESCALER else original(addr, value)
+    with caplog.at_level(logging.WARNING, logger="hw.rc522"):
+        with Reader(0, 0, 25, backend=backend) as r:
+            assert not r.alive()
+    assert "did not stick" in caplog.text and "0x2B" in caplog.text
+
+
+def test_collision_error_irq_comes_mid_frame(chip, backend):
+    """ErrIRq at the colliding bit, RxIRq only at the frame's end."""
+    chip.field.put(VirtualTag("11223344"))
+    chip.field.put(VirtualTag("11223355"))
+    with Reader(0, 0, 25, backend=backend) as r:
+        x = r._xfer
+        x([rc.COMMAND << 1, rc.CMD_TRANSCEIVE])
+        x([rc.FIFO_DATA << 1, 0x52])
+        x([rc.BIT_FRAMING << 1, 0x87])
+        backend.sleep(0.001)
+        x([rc.COMM_IRQ << 1, 0x7F])
+        x([rc.FIFO_LEVEL << 1, 0x80])
+        x([rc.FIFO_DATA << 1, 0x93, 0x20])
+        x([rc.BIT_FRAMING << 1, 0x80])
+        irqs = []
+        for _ in range(200):
+            irqs.append(x([0x80 | rc.COMM_IRQ << 1, 0])[1] & (rc.IRQ_ERR | rc.IRQ_RX))
+            if irqs[-1] & rc.IRQ_RX:
+                break
+        assert rc.IRQ_ERR in irqs and irqs[-1] == rc.IRQ_ERR | rc.IRQ_RX
+
+
+def test_one_reader_at_a_time_fails_while_a_neighbour_is_still_in_reset(backend):
+    """The old order (issue 9 item 5): reader 0.0 configured while 0.1 still holds MISO low."""
+    backend.add_chip(0, 0)
+    backend.add_chip(0, 1)
+    backend.wire(0, 1, 24, backend.pins())                   # wired, its RST not raised yet
+    with Reader(0, 0, 25, backend=backend) as first:
+        assert not first.alive()                              # everything it read was 0x00
+        with Reader(0, 1, 24, backend=backend) as second:
+            assert second.alive()
+            first.reset()
+            assert first.alive()

@@ -2,7 +2,13 @@
 
 Wiring is read from the environment: ``PREFTABLE_RC522_RST`` (BCM reset pin of the reader on
 spidev0.0, default 25); put a tag on it and set ``PREFTABLE_RC522_TAG`` to its UID (hex) to
-check a real read.  Run on the Pi: ``.venv/bin/python -m pytest -m hardware tests/test_hw_real.py``.
+check a real read.  Run on the Pi: ``.venv/bin/python -m pytest -m hardware tests/hw/test_hw_real.py``.
+
+The whole table (docs/hardware-test.md): ``PREFTABLE_CONFIG=/etc/preftable/config.toml`` checks
+every reader of the config (VersionReg, configuration read back, polls per second), and with
+``PREFTABLE_LIVE=1`` (run with ``-s``: it asks you to lay, stack and lift cards and press the
+buttons) the same steps as ``preftable doctor --live``: each card as laid, two readers on one
+bus, stacked cards, a 7-byte tag, removal timing, LEDs and buttons one by one.
 """
 
 from __future__ import annotations
@@ -63,3 +69,66 @@ def test_empty_poll_is_quick(reader):
         assert reader.read_uid() is None
     per_poll = (time.perf_counter() - start) / 20
     assert per_poll < 0.010, f"{per_poll * 1e3:.1f} ms per empty poll"
+
+
+CONFIG = os.environ.get("PREFTABLE_CONFIG")
+LIVE = os.environ.get("PREFTABLE_LIVE") == "1"
+needs_config = pytest.mark.skipif(CONFIG is None, reason="set PREFTABLE_CONFIG to the table's config file")
+
+
+@pytest.fixture
+def table():
+    """Every reader of $PREFTABLE_CONFIG, powered up in order; yields (settings, [(zone, reader)], pins)."""
+    from controller.app.settings import load_settings
+    from hw.pins import RPiGPIOFactory
+    from hw.rc522 import RealBackend, open_readers
+
+    settings = load_settings(CONFIG)
+    pins = RPiGPIOFactory()
+    wiring = [(r.bus, r.device, r.reset_pin) for r in settings.section("spi").readers]
+    readers = open_readers(wiring, spd=settings.section("spi").speed_hz, backend=RealBackend(pins))
+    yield settings, list(zip((r.zone for r in settings.section("spi").readers), readers)), pins
+    for r in readers:
+        r.close()
+    pins.close()
+
+
+@needs_config
+def test_every_reader_answers_and_keeps_its_configuration(table):
+    from hw.rc522_regs import version_name
+
+    _, readers, _ = table
+    assert readers, "the config lists no spi.readers"
+    bad = [f"{zone}: VersionReg {version_name(r.version())}, configured {r.configured}"
+           for zone, r in readers if not r.alive()]
+    assert not bad, bad
+
+
+@needs_config
+def test_every_empty_reader_polls_fast_enough(table):
+    from hw.check import MIN_POLLS_PER_S
+
+    _, readers, _ = table
+    for zone, r in readers:
+        start, polls = time.perf_counter(), 0
+        while time.perf_counter() - start < 1.0:
+            r.read_uids()
+            polls += 1
+        assert polls >= MIN_POLLS_PER_S, f"{zone}: {polls} polls in 1 s"
+
+
+@needs_config
+@pytest.mark.skipif(not LIVE, reason="set PREFTABLE_LIVE=1 and run with -s: you lay the cards and press the buttons")
+def test_the_live_check_passes(table):
+    from hw.check import LiveCheck
+    from hw.rc522 import RealBackend
+
+    settings, readers, pins = table
+    leds = {zone: pins.output_pin(pin, f"{zone} LED") for zone, pin in settings.section("gpio").leds.items()}
+    buzzer = pins.output_pin(settings.section("gpio").buzzer, "buzzer") if settings.section("gpio").buzzer is not None else None
+    buttons = {name: pins.input_pin(pin, f"button {name}") for name, pin in settings.section("gpio").buttons.items()}
+    check = LiveCheck(readers, RealBackend(pins), absent_ms=settings.section("spi").absent_ms, leds=leds, buzzer=buzzer,
+                      buttons=buttons, prompt=lambda text: print(f"\n  -> {text}", flush=True),
+                      emit=lambda line: print(line.render(), flush=True))
+    lines = check.run()
+    assert not check.failed, "\n".join(line.render() for line in lines)

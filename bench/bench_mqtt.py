@@ -1,0 +1,194 @@
+"""Many tables over MQTT: latency, recovery, the board's memory (prints figures, asserts nothing).
+
+Against Debian's mosquitto on loopback (a broker started for the run):
+
+1. Log append -> club receipt latency, p50/p99, for 1 and for 20 simultaneous
+   simulated tables.  The tables (real TableService + MQTT publisher) and a
+   board run in this process, so both ends read one monotonic clock: the time
+   is taken when the service's append returns and when the board takes the
+   line, before it writes its mirror.  Target (issue 14): p99 <= 50 ms at 20.
+   Also the messages per second the broker carried and the CPU it used for
+   them (from /proc), the basis of the README's sizing.
+2. Broker restart -> mirrors complete again: with 20 tables playing, the broker
+   is stopped (and, in a second round, killed), the tables play on for
+   ``--outage`` seconds, the broker is started again; timed from its start to
+   every mirror holding every line the tables had logged by then.
+3. The board's memory with 20 tables: ``preftable club`` as its own process
+   (VmRSS and VmHWM from /proc) after it has followed the 20 tables above.
+
+    .venv/bin/python bench/bench_mqtt.py [--seconds 20] [--speed 5] [--outage 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "app"))      # the test suite's broker launcher
+
+from controller.app.club import Club  # noqa: E402
+from mqtt_broker import Broker, SimTable, wait_until  # noqa: E402
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def memory_kb(pid: int) -> dict[str, int]:
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out[key] = int(value.split()[0])
+    return out
+
+
+class TimedClub(Club):
+    """The board, noting when each log line arrives (before its mirror write)."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.received: dict[tuple[str, str, int], float] = {}
+
+    def _log_line(self, table, doc):
+        line = doc.get("line")
+        if isinstance(line, int):
+            self.received.setdefault((table, doc.get("session"), line), time.monotonic())
+        super()._log_line(table, doc)
+
+
+class TimedTable(SimTable):
+    """A simulated table noting when each of its log lines was appended."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.appended: dict[int, float] = {}
+        session = self.session
+        append = session.append
+        lines = [0]
+
+        def timed_append(event, signals, checkpoint=None):
+            signals = list(signals)
+            append(event, signals, checkpoint)
+            now = time.monotonic()
+            for _ in range(1 + len(signals)):
+                lines[0] += 1
+                self.appended[lines[0]] = now
+        session.append = timed_append
+
+    def line_count(self) -> int:
+        return self.events_path.read_bytes().count(b"\n")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def start_tables(folder: Path, url: str, count: int, speed: float) -> list[TimedTable]:
+    return [TimedTable(folder / f"logs-{i:02}", url, f"table-{i:02}", seed=10 + i, speed=speed,
+                       deals=100_000).start() for i in range(count)]
+
+
+def latency(folder: Path, broker: Broker, count: int, seconds: float, speed: float) -> None:
+    club = TimedClub(broker.url, folder / f"club-{count}", client_id=f"bench-club-{count}")
+    club.start()
+    wait_until(club.connected.is_set, 20, "the board to connect")
+    cpu0, t0 = cpu_seconds(broker.proc.pid), time.monotonic()
+    tables = start_tables(folder / f"run-{count}", broker.url, count, speed)
+    time.sleep(seconds)                     # a benchmark: the tables play for this long
+    for table in tables:
+        table.stop()
+    elapsed, cpu = time.monotonic() - t0, cpu_seconds(broker.proc.pid) - cpu0
+    delays = []
+    missing = 0
+    for table in tables:
+        for line, appended in table.appended.items():
+            got = club.received.get((table.table_id, table.session.folder.name, line))
+            if got is None:
+                missing += 1
+            else:
+                delays.append((got - appended) * 1000)
+    club.stop()
+    lines = len(delays) + missing
+    # every log line is one message in and one out; the state (~0.25 s coalesced) rides along
+    print(f"{count:2d} table(s), {elapsed:.0f} s: {lines} log lines ({lines / elapsed:.0f}/s), "
+          f"append -> board p50 {statistics.median(delays):.1f} ms, p99 {percentile(delays, 99):.1f} ms, "
+          f"max {max(delays):.1f} ms; not received before the tables stopped: {missing}")
+    print(f"   mosquitto CPU: {cpu:.2f} s for {elapsed:.0f} s = {100 * cpu / elapsed:.1f} % of one core "
+          f"({1000 * cpu / max(1, lines):.3f} ms per log line, in and out)")
+
+
+def recovery(folder: Path, broker: Broker, count: int, speed: float, outage: float) -> None:
+    club_dir = folder / "club-recovery"
+    club = Club(broker.url, club_dir, client_id="bench-club-recovery")
+    club.start()
+    board = subprocess.Popen([sys.executable, "-m", "controller", "club", "--broker", broker.url,
+                              "--dir", str(folder / "club-process"), "--client-id", "bench-board-process"],
+                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_until(club.connected.is_set, 20, "the board to connect")
+    tables = start_tables(folder / "recovery", broker.url, count, speed)
+
+    def complete(targets: dict[str, int]) -> bool:
+        return all(club.mirror_lines(t.table_id, t.session.folder.name) >= targets[t.table_id] for t in tables)
+
+    try:
+        wait_until(lambda: complete({t.table_id: 20 for t in tables}), 60, "every table to be mirrored")
+        for crash in (False, True):
+            broker.kill() if crash else broker.stop()
+            time.sleep(outage)              # the tables play on without the broker
+            broker.start()
+            started = time.monotonic()
+            targets = {t.table_id: t.line_count() for t in tables}
+            wait_until(lambda: complete(targets), 120, "the mirrors to be complete again")
+            took = time.monotonic() - started
+            behind = sum(targets.values()) - sum(min(club.mirror_lines(t.table_id, t.session.folder.name),
+                                                     targets[t.table_id]) for t in tables)
+            print(f"broker {'killed' if crash else 'stopped'} for {outage:.0f} s with {count} tables playing: "
+                  f"mirrors complete {took:.2f} s after it started again ({sum(targets.values())} lines, "
+                  f"{behind} missing)")
+        mem = memory_kb(board.pid)
+        print(f"the club board (`preftable club`) following {count} tables: VmRSS {mem['VmRSS'] / 1024:.1f} MB, "
+              f"VmHWM {mem['VmHWM'] / 1024:.1f} MB")
+    finally:
+        for table in tables:
+            table.stop()
+        club.stop()
+        board.terminate()
+        board.wait(10)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=20, help="how long the tables play per latency run")
+    ap.add_argument("--speed", type=float, default=5, help="sim speed (1 = a card every ~0.5 s)")
+    ap.add_argument("--outage", type=float, default=3, help="seconds the broker is away")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.ERROR)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        broker = Broker(folder / "broker").start()
+        try:
+            for count in (1, 20):
+                latency(folder, broker, count, args.seconds, args.speed)
+            recovery(folder, broker, 20, args.speed, args.outage)
+        finally:
+            broker.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""Reader backend ``hub``: the table hub on a serial line (``[hub]``; PROTOCOL.md).
+
+    [hub]
+    port = "/dev/preftable-hub"  # a device, a pty path, or a pyserial URL (socket://host:port, loop://)
+    zones = ["seat1", "seat2", "seat3", "prikup"]   # reader index -> zone ("" ignores a reader)
+    baudrate = 115200
+    absent_ms = 300              # sent to the hub with CFG when not 300
+
+The link (firmware_bridge) exists from construction, so the hub's LEDs and
+display rows can be outputs of the same run; the port opens at ``start``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from ...core.cards import zone_names
+from ...core.config import check_int, check_known_keys, check_str
+from ...core.errors import ConfigError
+from ...core.events import TableEvent
+from ..sources import Sink
+
+log = logging.getLogger(__name__)
+
+SECTION = "hub"
+
+
+@dataclass(frozen=True)
+class HubConfig:
+    port: str = "/dev/preftable-hub"
+    zones: tuple[str | None, ...] = ()         # () : the table's zones in order
+    baudrate: int = 115200
+    absent_ms: int = 300
+
+    def reader_zones(self, game) -> tuple[str | None, ...]:
+        return self.zones or zone_names(game.table.players)
+
+
+def parse(raw: Mapping, game) -> HubConfig:
+    check_known_keys(raw, SECTION, ("port", "zones", "baudrate", "absent_ms"))
+    zones = zone_names(game.table.players)
+    kw = {}
+    if "port" in raw:
+        kw["port"] = check_str(raw["port"], "hub.port")
+    hub_zones = raw.get("zones", list(zones))
+    if not isinstance(hub_zones, list) or not hub_zones:
+        raise ConfigError(f"hub.zones: must be a list of zones, reader 0 first, got {hub_zones!r}", "hub.zones")
+    seen: set[str] = set()
+    mapped: list[str | None] = []
+    for i, z in enumerate(hub_zones):
+        if z == "":
+            mapped.append(None)
+            continue
+        if not isinstance(z, str) or z not in zones:
+            raise ConfigError(f"hub.zones[{i}]: must be one of {', '.join(zones)}, got {z!r}", f"hub.zones[{i}]")
+        if z in seen:
+            raise ConfigError(f"hub.zones[{i}]: zone {z} given twice", "hub.zones")
+        seen.add(z)
+        mapped.append(z)
+    kw["zones"] = tuple(mapped)
+    if "baudrate" in raw:
+        kw["baudrate"] = check_int(raw["baudrate"], "hub.baudrate", 300, 4_000_000)
+    if "absent_ms" in raw:
+        kw["absent_ms"] = check_int(raw["absent_ms"], "hub.absent_ms", 50, 5000)
+    return HubConfig(**kw)
+
+
+class HubSource:
+    """The table hub over its serial link (firmware_bridge).  The link exists from
+    construction (so outputs can use it); the port is opened by :meth:`start`."""
+
+    def __init__(self, game, config: HubConfig, clock: Callable[[], float],
+                 on_status: Callable[[str], None] | None = None, url: str | None = None):
+        from firmware_bridge.link import HubLink
+
+        self.absent_ms = config.absent_ms
+        self.on_status = on_status
+        self._sink: Sink | None = None
+        self.link = HubLink(url or config.port, config.reader_zones(game), self._forward, clock=clock,
+                            on_status=self._status, baudrate=config.baudrate)
+
+    def _forward(self, event: TableEvent) -> None:
+        if self._sink is not None:
+            self._sink(event)
+
+    def _status(self, message: str) -> None:
+        log.info("hub: %s", message)
+        if self.on_status:
+            self.on_status(message)
+
+    def start(self, sink: Sink) -> None:
+        self._sink = sink
+        self.link.start()
+        if self.absent_ms != 300:
+            self.link.configure("absent_ms", self.absent_ms)
+
+    def stop(self) -> None:
+        self.link.stop()
+
+
+def source(config: HubConfig, ctx) -> HubSource:
+    src = HubSource(ctx.settings.game, config, ctx.clock)
+    ctx.link = src.link
+    return src
+
+
+def enroll_source(config: HubConfig, ctx, zone: str | None, known) -> HubSource:
+    return source(config, ctx)
+
+
+def outputs(config: HubConfig, ctx) -> list:
+    """The hub's LEDs and buzzer, and its display rows when ``[display] kind = "hub"``."""
+    if ctx.link is None:
+        return []
+    from ..outputs import HubOutputs
+    shows_rows = ctx.settings.section("display").kind == "hub"
+    return [HubOutputs(ctx.link, ctx.settings.game.table.seats, display=shows_rows)]
+
+
+# --- doctor --------------------------------------------------------------------------
+
+def doctor(config: HubConfig, doc, settings) -> None:
+    if not doc.check_port(config.port, "hub port", "check the hub's USB cable and hub.port "
+                                                   "(ls /dev/serial/by-id/; the udev rule for /dev/preftable-hub)"):
+        return
+    check_hello(config, doc, settings)
+
+
+def check_hello(config: HubConfig, doc, settings) -> None:
+    """Open the port and wait for the hub's HELLO: firmware, boot id, readers."""
+    from firmware_bridge.link import HubLink
+
+    from ..findings import FAIL, OK
+
+    statuses: list[str] = []
+    zones = config.reader_zones(settings.game)
+    link = HubLink(config.port, zones, lambda event: None, on_status=statuses.append,
+                   baudrate=config.baudrate, reopen_backoff=(0.2, 1.0))
+    link.start()
+    try:
+        deadline = time.monotonic() + doc.host.hello_timeout
+        while not link.wait_ready(0.02) and link.error is None and time.monotonic() < deadline:
+            pass
+        info, error = link.hub_info, link.error
+    finally:
+        link.stop()
+    if error is not None:
+        doc.add(FAIL, f"hub at {config.port}: {error}", "update the hub firmware or preftable "
+                                                        "so both speak the same protocol")
+        return
+    if info is None:
+        said = f" ({statuses[-1]})" if statuses else ""
+        doc.add(FAIL, f"hub at {config.port}: no HELLO within {doc.host.hello_timeout:g} s{said}",
+                f"check that the hub is powered and runs the preftable firmware, and hub.baudrate "
+                f"({config.baudrate})")
+        return
+    doc.add(OK, f"hub at {config.port}: proto {info.proto}, firmware {info.fw_version}, "
+                f"boot {info.boot_id}, {info.readers} readers")
+    lacking = [f"{zone} (reader {i})" for i, zone in enumerate(zones) if zone and i >= info.readers]
+    if lacking:
+        doc.add(FAIL, f"hub has {info.readers} readers but hub.zones maps {len(zones)}: no reader for "
+                      + ", ".join(lacking),
+                "connect the missing readers to the hub, or shorten hub.zones")

@@ -1,0 +1,167 @@
+"""Reader backend ``spi``: RC522 readers on the Pi's own SPI buses (``[spi]``; hw/).
+
+    [spi]
+    speed_hz = 1000000
+    absent_ms = 300
+    readers = [ { zone = "seat1", bus = 0, device = 0, reset_pin = 25 }, ... ]
+
+Each reader's reset pin is a GPIO pin claimed like any other (``pins``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from ...core.cards import zone_names
+from ...core.config import check_int, check_known_keys, check_table
+from ...core.errors import ConfigError
+from ..sources import Sink
+
+log = logging.getLogger(__name__)
+
+SECTION = "spi"
+# The Pi's SPI chip selects: /dev/spidev0.0-0.1, and 1.0-1.2 with dtoverlay=spi1-3cs.
+SPI_DEVICES = {(0, 0), (0, 1), (1, 0), (1, 1), (1, 2)}
+
+
+@dataclass(frozen=True)
+class SpiReader:
+    zone: str
+    bus: int
+    device: int
+    reset_pin: int
+
+
+@dataclass(frozen=True)
+class SpiConfig:
+    speed_hz: int = 1_000_000
+    absent_ms: int = 300
+    readers: tuple[SpiReader, ...] = ()
+
+
+def gpio_pin(value: object, key: str) -> int:
+    """A BCM GPIO number of the Pi's header."""
+    return check_int(value, key, 0, 27)
+
+
+def parse(raw: Mapping, game) -> SpiConfig:
+    check_known_keys(raw, SECTION, ("speed_hz", "absent_ms", "readers"))
+    zones = zone_names(game.table.players)
+    kw = {}
+    if "speed_hz" in raw:
+        kw["speed_hz"] = check_int(raw["speed_hz"], "spi.speed_hz", 100_000, 10_000_000)
+    if "absent_ms" in raw:
+        kw["absent_ms"] = check_int(raw["absent_ms"], "spi.absent_ms", 50, 5000)
+    raw_readers = raw.get("readers", [])
+    if not isinstance(raw_readers, list):
+        raise ConfigError("spi.readers: must be a list of { zone, bus, device, reset_pin } tables", "spi.readers")
+    readers, used_dev, used_zone = [], set(), set()
+    for i, r in enumerate(raw_readers):
+        key = f"spi.readers[{i}]"
+        check_table(r, key)
+        check_known_keys(r, key, ("zone", "bus", "device", "reset_pin"))
+        for needed in ("zone", "bus", "device", "reset_pin"):
+            if needed not in r:
+                raise ConfigError(f"{key}.{needed}: missing (each reader needs zone, bus, device "
+                                  "and an explicit reset_pin)", f"{key}.{needed}")
+        zone = r["zone"]
+        if not isinstance(zone, str) or zone not in zones:
+            raise ConfigError(f"{key}.zone: must be one of {', '.join(zones)}, got {zone!r}", f"{key}.zone")
+        reader = SpiReader(zone, check_int(r["bus"], f"{key}.bus", 0, 1),
+                           check_int(r["device"], f"{key}.device", 0, 2), gpio_pin(r["reset_pin"], f"{key}.reset_pin"))
+        if (reader.bus, reader.device) not in SPI_DEVICES:
+            raise ConfigError(f"{key}: /dev/spidev{reader.bus}.{reader.device} is not one of the Pi's "
+                              "chip selects (0.0, 0.1, 1.0-1.2)", key)
+        if (reader.bus, reader.device) in used_dev:
+            raise ConfigError(f"{key}: /dev/spidev{reader.bus}.{reader.device} given twice", key)
+        if reader.zone in used_zone:
+            raise ConfigError(f"{key}.zone: zone {reader.zone} given twice", f"{key}.zone")
+        used_dev.add((reader.bus, reader.device))
+        used_zone.add(reader.zone)
+        readers.append(reader)
+    kw["readers"] = tuple(readers)
+    return SpiConfig(**kw)
+
+
+def check(settings) -> None:
+    if settings.backend == "spi" and not settings.section(SECTION).readers:
+        raise ConfigError('spi.readers: backend "spi" needs at least one reader', "spi.readers")
+
+
+def pins(config: SpiConfig) -> list[tuple[str, int]]:
+    return [(f"spi.readers[{i}].reset_pin", r.reset_pin) for i, r in enumerate(config.readers)]
+
+
+def check_bus_pins(owners: list[tuple[str, int]], config: SpiConfig) -> None:
+    """No GPIO of the config on a pin of an SPI bus its readers use (bus 0: GPIO7-11, bus 1:
+    GPIO16-21 with dtoverlay=spi1-3cs): the message names both users."""
+    from hw.header import spi_pin_user
+
+    buses = sorted({r.bus for r in config.readers})
+    for owner, pin in owners:
+        for bus in buses:
+            user = spi_pin_user(pin, (bus,))
+            if user is not None:
+                readers = ", ".join(f"spi.readers[{i}] ({r.zone})" for i, r in enumerate(config.readers)
+                                    if r.bus == bus)
+                raise ConfigError(f"{owner}: GPIO{pin} is {user}, the bus of {readers}: "
+                                  "choose a pin off the SPI buses", owner)
+
+
+class SpiSource:
+    """RC522 readers on the Pi's own SPI buses (hw)."""
+
+    def __init__(self, config: SpiConfig, clock: Callable[[], float], factory=None, spi_backend=None):
+        self.config = config
+        self.clock = clock
+        self.factory = factory
+        self.spi_backend = spi_backend
+        self.readers: list = []
+        self.scanner = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, sink: Sink) -> None:
+        from hw.rc522 import open_readers
+        from hw.scanner import Scanner
+
+        c = self.config
+        readers = open_readers([(r.bus, r.device, r.reset_pin) for r in c.readers], spd=c.speed_hz,
+                               backend=self.spi_backend, factory=self.factory)   # every reset pin up first
+        self.readers.extend(zip((r.zone for r in c.readers), readers))
+        self.scanner = Scanner(self.readers, absent_ms=c.absent_ms, clock=self.clock)
+        self._thread = threading.Thread(target=self.scanner.run, args=(sink, self._stop),
+                                        name="rc522 scanner", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        for _, reader in self.readers:
+            reader.close()
+
+
+def source(config: SpiConfig, ctx) -> SpiSource:
+    return SpiSource(config, ctx.clock, factory=ctx.pins)
+
+
+def enroll_source(config: SpiConfig, ctx, zone: str | None, known) -> SpiSource:
+    return source(config, ctx)
+
+
+def doctor(config: SpiConfig, doc, settings) -> None:
+    from ..findings import SPI_GROUP
+
+    for r in config.readers:
+        name = f"spidev{r.bus}.{r.device}"
+        if r.bus == 0:
+            missing = "enable SPI: sudo raspi-config -> Interface Options -> SPI (dtparam=spi=on), then reboot"
+        else:
+            missing = "add dtoverlay=spi1-3cs to /boot/firmware/config.txt (spi1 with 3 chip selects), then reboot"
+        doc.check_device(doc.host.dev / name, f"SPI reader {r.zone}", SPI_GROUP, missing)
+    for module in ("spidev", "mfrc522"):
+        doc.check_module(module, "the SPI readers")

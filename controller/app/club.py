@@ -1,0 +1,505 @@
+"""The club board (issue 14): ``preftable club --broker URL [--dir DIR]``.
+
+It follows every table that publishes under ``<prefix>/`` (see
+:mod:`controller.app.mqtt` for the topics and payloads): it subscribes to
+``<prefix>/+/state``, ``+/log``, ``+/session`` and ``+/status``, shows every
+table on the terminal (table, status, players, deal, contract, pulka, its
+mirror) and keeps a mirror of every session:
+``DIR/<table_id>/<session>/events.jsonl`` with its ``config.toml`` and
+``deck.toml``, so that ``preftable replay DIR/t/s/events.jsonl --config
+DIR/t/s/config.toml`` prints exactly the summary of the table's own log.
+
+The mirror is written in line order only.  A line that arrives twice (the
+table resends from its acknowledged point) is dropped by (session, line).  A
+line that arrives after a gap is held in ``pending.jsonl`` beside the mirror
+and not written: the board asks the table for nothing and invents nothing,
+it reports the gap and waits for the table to resend; the held lines go into
+the mirror once the gap is filled.
+
+The board connects with a persistent MQTT 5 session (a fixed client id, a
+session that never expires) and acknowledges a message only once it is in
+the mirror, so a board that was away or was killed gets everything the
+broker queued meanwhile.  Bad or foreign messages (not JSON, a malformed or
+wrong session, a table id the topics cannot carry, a payload naming another
+table) are counted by reason and logged, and never stop the board.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import re
+import signal
+import sys
+import threading
+import tomllib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import ConfigError, PreftableError
+from ..store.gamelog import CONFIG, DECK, EVENTS, SessionLog, write_atomic
+from .mqtt import (DEFAULT_PREFIX, check_topic_level, check_topic_prefix, count_lines, make_client,
+                   parse_broker_url, read_password_file)
+
+log = logging.getLogger(__name__)
+
+PENDING = "pending.jsonl"
+KINDS = ("log", "state", "session", "status")
+# a session folder's name as SessionLog.create makes it: a UTC time, maybe "-2", "-3"...
+SESSION_NAME = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ(-\d{1,4})?")
+SYNC_EVERY_S = 1.0            # mirrors are fsync'd this often, off the message path (written at once)
+LOG_FIRST_BAD = 20            # bad messages logged one by one, per reason; then every 1000th
+SESSION_EXPIRY_S = 0xFFFFFFFF  # MQTT 5: the board's session (its queue) never expires
+REDRAW_S = 1.0
+
+
+class BadMessage(PreftableError, ValueError):
+    """A message on the club's topics that the board cannot take; ``reason`` names the kind."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+
+
+def check_session(value: object) -> str:
+    if not isinstance(value, str) or not SESSION_NAME.fullmatch(value):
+        raise BadMessage("wrong session", f"not a session name: {value!r}")
+    return value
+
+
+# --- a mirror of one session ------------------------------------------------------------------
+
+class Mirror:
+    """``DIR/<table>/<session>/``: the lines in order, the held ones, the copies."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.events_path = folder / EVENTS
+        self.pending_path = folder / PENDING
+        SessionLog(folder).drop_torn_line()           # the board was killed in the middle of a line
+        self.lines = count_lines(self.events_path)[0] if self.events_path.exists() else 0
+        self.pending: dict[int, str] = self._load_pending()
+        self._fh = open(self.events_path, "ab", buffering=0)
+        self._pending_fh = None
+        self.dirty = False
+        self.duplicates = 0
+        self._reported_gap: tuple[int, int] | None = None
+
+    def _load_pending(self) -> dict[int, str]:
+        held: dict[int, str] = {}
+        try:
+            for raw in self.pending_path.read_text(encoding="utf-8").splitlines():
+                try:
+                    doc = json.loads(raw)
+                    held[int(doc["line"])] = str(doc["text"])
+                except (ValueError, KeyError, TypeError):
+                    log.warning("%s: skipped a damaged line", self.pending_path)
+        except FileNotFoundError:
+            pass
+        return {n: t for n, t in held.items() if n > self.lines}
+
+    def add(self, line: int, text: str) -> bool:
+        """Take a line; False for one already here (a duplicate)."""
+        if line <= self.lines or line in self.pending:
+            self.duplicates += 1
+            return False
+        if line > self.lines + 1:
+            self._hold(line, text)
+            return True
+        self._write(text)
+        if self.pending:
+            self._release()
+        return True
+
+    def _write(self, text: str) -> None:
+        self._fh.write(text.encode("utf-8") + b"\n")
+        self.lines += 1
+        self.dirty = True
+
+    def sync(self) -> None:
+        """On the board's sync thread: the lines written so far onto the disk."""
+        if self.dirty:
+            self.dirty = False
+            os.fsync(self._fh.fileno())
+
+    def _hold(self, line: int, text: str) -> None:
+        self.pending[line] = text
+        if self._pending_fh is None:
+            self._pending_fh = open(self.pending_path, "ab", buffering=0)
+        self._pending_fh.write(json.dumps({"line": line, "text": text}, ensure_ascii=False).encode() + b"\n")
+        gap = self.gap
+        if gap != self._reported_gap and gap is not None and (self._reported_gap is None
+                                                               or gap[0] != self._reported_gap[0]):
+            log.warning("%s: lines %d-%d missing; holding %d later lines until the table resends them",
+                        self.folder, gap[0], gap[1], len(self.pending))
+        self._reported_gap = gap
+
+    def _release(self) -> None:
+        while self.lines + 1 in self.pending:
+            self._write(self.pending.pop(self.lines + 1))
+        self.pending = {n: t for n, t in self.pending.items() if n > self.lines}
+        if self._pending_fh is not None:
+            self._pending_fh.close()
+            self._pending_fh = None
+        if self.pending:
+            data = b"".join(json.dumps({"line": n, "text": t}, ensure_ascii=False).encode() + b"\n"
+                            for n, t in sorted(self.pending.items()))
+            write_atomic(self.pending_path, data)
+        else:
+            self.pending_path.unlink(missing_ok=True)
+            log.info("%s: gap filled, mirror continuous at %d lines", self.folder, self.lines)
+            self._reported_gap = None
+
+    @property
+    def gap(self) -> tuple[int, int] | None:
+        """The first missing run of lines (first, last), or None."""
+        if not self.pending:
+            return None
+        return self.lines + 1, min(self.pending) - 1
+
+    def copies(self, config: str | None, deck: str | None) -> None:
+        for name, text in ((CONFIG, config), (DECK, deck)):
+            if text is None:
+                continue
+            path = self.folder / name
+            data = text.encode("utf-8")
+            if not path.exists() or path.read_bytes() != data:
+                write_atomic(path, data)
+
+    def close(self) -> None:
+        os.fsync(self._fh.fileno())
+        self._fh.close()
+        if self._pending_fh is not None:
+            self._pending_fh.close()
+
+
+# --- what the board knows of one table -------------------------------------------------------------
+
+@dataclass
+class TableView:
+    table: str
+    status: str = "?"
+    session: str = ""
+    lines: int = 0                      # lines the table's log had at its last state
+    snapshot: dict = field(default_factory=dict)
+    mirrors: dict[str, Mirror] = field(default_factory=dict)
+
+    def row(self) -> list[str]:
+        snap = self.snapshot
+        names = snap.get("names") or {}
+        seats = snap.get("seats") or []
+        players = ", ".join(names.get(s, s) for s in seats) or "?"
+        deal = snap.get("deal")
+        if deal:
+            due = deal.get("expected")
+            what = f"#{deal.get('number')} trick {deal.get('trick')}" + (f", {due} due" if due else "")
+            contract = deal.get("kind") or "raspasy"
+            if deal.get("declarer"):
+                contract += f" {deal.get('declarer')} {deal.get('game') or ''}".rstrip()
+        elif snap:
+            nxt = snap.get("next_deal") or {}
+            what = f"between deals ({len(snap.get('deals') or [])} played)"
+            contract = f"next: {nxt.get('dealer', '?')} deals"
+        else:
+            what = contract = "?"
+        pulka = snap.get("pulka") or {}
+        pulka_text = " ".join(f"{names.get(s, s)} {_num(p.get('gora'))}/{_num(p.get('pulya'))}"
+                              for s, p in pulka.items() if isinstance(p, dict)) or "-"
+        mirror = self.mirrors.get(self.session)
+        if mirror is None:
+            mirror_text = "no mirror yet"
+        else:
+            mirror_text = f"{mirror.lines}/{max(self.lines, mirror.lines)} lines"
+            if mirror.gap:
+                mirror_text += f", gap {mirror.gap[0]}-{mirror.gap[1]} (waiting for the table)"
+        return [self.table, self.status, players, what, contract, pulka_text, mirror_text]
+
+
+def _num(value: Any) -> str:
+    return "0" if value is None else (str(int(value)) if float(value).is_integer() else str(value))
+
+
+HEADERS = ["table", "status", "players", "deal", "contract", "pulka (gora/pulya)", "mirror"]
+
+
+def board_text(tables: dict[str, TableView], bad: Counter) -> str:
+    rows = [HEADERS] + [tables[t].row() for t in sorted(tables)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
+    lines = [f"preftable club: {len(tables)} table(s)" +
+             (f"; bad messages: {sum(bad.values())} (" + ", ".join(f"{k} {v}" for k, v in sorted(bad.items())) + ")"
+              if bad else "")]
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+# --- the board ---------------------------------------------------------------------------------
+
+class Club:
+    """The subscriber: topics -> table views and mirrors.  Callbacks run on paho's thread."""
+
+    def __init__(self, broker_url: str, mirror_dir: Path, *, prefix: str = DEFAULT_PREFIX,
+                 username: str | None = None, password: str | None = None, ca_file: Path | None = None,
+                 client_id: str = "preftable-club"):
+        self.broker = parse_broker_url(broker_url, "--broker")
+        self.prefix = check_topic_prefix(prefix, "--prefix")
+        self.mirror_dir = mirror_dir
+        self.tables: dict[str, TableView] = {}
+        self.bad: Counter = Counter()
+        self.lock = threading.Lock()          # the board's view against the drawing thread
+        self.connected = threading.Event()
+        self._stopping = False
+        self._stop_sync = threading.Event()
+        self._syncer = threading.Thread(target=self._sync_loop, name="club mirror sync", daemon=True)
+        self.client = make_client(client_id, self.broker, username=username, password=password,
+                                  ca_file=ca_file, manual_ack=True)
+        self.client.on_connect = self._on_connect
+        self.client.on_disconnect = self._on_disconnect
+        self.client.on_message = self._on_message
+
+    # --- connection
+    def start(self) -> None:
+        from paho.mqtt.packettypes import PacketTypes
+        from paho.mqtt.properties import Properties
+
+        props = Properties(PacketTypes.CONNECT)
+        props.SessionExpiryInterval = SESSION_EXPIRY_S
+        self.client.connect_async(self.broker.host, self.broker.port, keepalive=15,
+                                  clean_start=False, properties=props)
+        self.client.loop_start()
+        self._syncer.start()
+
+    def _sync_loop(self) -> None:
+        """fsync the mirrors every second, so that a write never waits for the disk."""
+        while not self._stop_sync.wait(SYNC_EVERY_S):
+            with self.lock:
+                mirrors = [m for view in self.tables.values() for m in view.mirrors.values()]
+            for mirror in mirrors:
+                try:
+                    mirror.sync()
+                except OSError as exc:
+                    log.error("%s: cannot sync the mirror: %s", mirror.folder, exc.strerror)
+
+    def stop(self) -> None:
+        self._stopping = True
+        self.client.disconnect()
+        self.client.loop_stop()
+        self._stop_sync.set()
+        if self._syncer.is_alive():
+            self._syncer.join(timeout=10)
+        with self.lock:
+            for view in self.tables.values():
+                for mirror in view.mirrors.values():
+                    mirror.close()
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        if reason_code.is_failure:
+            log.error("broker %s refused the board: %s", self.broker.url, reason_code)
+            return
+        log.info("connected to %s (session %s)", self.broker.url,
+                 "resumed" if flags.session_present else "new")
+        client.subscribe([(f"{self.prefix}/+/{kind}", 1) for kind in KINDS])
+        self.connected.set()
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+        self.connected.clear()
+        if not self._stopping:
+            log.warning("lost the broker %s (%s); reconnecting", self.broker.url, reason_code)
+
+    def _on_message(self, client, userdata, msg) -> None:
+        ack = True
+        try:
+            with self.lock:
+                self.handle(msg.topic, msg.payload, msg.retain)
+        except BadMessage as exc:
+            self._count_bad(exc.reason, msg.topic, str(exc))
+        except OSError as exc:
+            # not acknowledged: the broker sends it again after a reconnect
+            ack = False
+            log.error("cannot write the mirror (%s): message on %s not acknowledged", exc, msg.topic)
+        except Exception:   # noqa: BLE001 - the board must outlive any message; logged with its traceback
+            log.exception("message on %s could not be handled", msg.topic)
+            self._count_bad("unexpected", msg.topic, "see the traceback above")
+        finally:
+            if ack and msg.qos:
+                client.ack(msg.mid, msg.qos)
+
+    def _count_bad(self, reason: str, topic: str, detail: str) -> None:
+        with self.lock:
+            self.bad[reason] += 1
+            n = self.bad[reason]
+        if n <= LOG_FIRST_BAD or n % 1000 == 0:
+            log.warning("bad message #%d on %r: %s", n, topic, detail)
+
+    # --- messages
+    def handle(self, topic: str, payload: bytes, retained: bool = False) -> None:
+        """One message (the caller holds the lock).  Raises :class:`BadMessage`."""
+        table, kind = self._parse_topic(topic)
+        if kind == "status":
+            status = payload.decode("utf-8", errors="replace")
+            if status not in ("online", "offline"):
+                raise BadMessage("bad status", f"{status[:40]!r}")
+            self._view(table).status = status
+            return
+        doc = self._json(payload)
+        if doc.get("table") != table:
+            raise BadMessage("foreign", f"payload names table {doc.get('table')!r} on {table!r}'s topic")
+        if kind == "log":
+            self._log_line(table, doc)
+        elif kind == "session":
+            self._session(table, doc)
+        else:
+            self._state(table, doc)
+
+    def _parse_topic(self, topic: str) -> tuple[str, str]:
+        head = self.prefix + "/"
+        rest = topic[len(head):].split("/") if topic.startswith(head) else []
+        if len(rest) != 2 or rest[1] not in KINDS:
+            raise BadMessage("foreign topic", topic)
+        try:
+            return check_topic_level(rest[0], "table id"), rest[1]
+        except ConfigError as exc:
+            raise BadMessage("bad table id", str(exc)) from None
+
+    @staticmethod
+    def _json(payload: bytes) -> dict:
+        try:
+            doc = json.loads(payload)
+        except (ValueError, UnicodeDecodeError):
+            raise BadMessage("not JSON", repr(payload[:60])) from None
+        if not isinstance(doc, dict):
+            raise BadMessage("not JSON", f"a JSON {type(doc).__name__}, not an object")
+        return doc
+
+    def _view(self, table: str) -> TableView:
+        view = self.tables.get(table)
+        if view is None:
+            view = self.tables[table] = TableView(table)
+            log.info("new table %s", table)
+        return view
+
+    def _mirror(self, table: str, session: str) -> Mirror:
+        view = self._view(table)
+        mirror = view.mirrors.get(session)
+        if mirror is None:
+            mirror = view.mirrors[session] = Mirror(self.mirror_dir / table / session)
+        return mirror
+
+    def _log_line(self, table: str, doc: dict) -> None:
+        session = check_session(doc.get("session"))
+        line, text = doc.get("line"), doc.get("text")
+        if isinstance(line, bool) or not isinstance(line, int) or line < 1:
+            raise BadMessage("bad line", f"line number {line!r}")
+        if not isinstance(text, str) or "\n" in text or "\r" in text:
+            raise BadMessage("bad line", f"text of line {line} is not one line of text")
+        try:
+            entry = json.loads(text)
+        except ValueError:
+            entry = None
+        if not isinstance(entry, dict):
+            raise BadMessage("bad line", f"line {line} is not a JSON object")
+        self._mirror(table, session).add(line, text)
+        view = self._view(table)
+        if not view.session:
+            view.session = session
+
+    def _session(self, table: str, doc: dict) -> None:
+        session = check_session(doc.get("session"))
+        config, deck = doc.get("config"), doc.get("deck")
+        for name, text in (("config", config), ("deck", deck)):
+            if text is None and name == "deck":
+                continue
+            if not isinstance(text, str):
+                raise BadMessage("bad session", f"{name} is not text")
+            try:
+                tomllib.loads(text)
+            except tomllib.TOMLDecodeError as exc:
+                raise BadMessage("bad session", f"{name} is not TOML: {exc}") from None
+        self._mirror(table, session).copies(config, deck)
+
+    def _state(self, table: str, doc: dict) -> None:
+        session = doc.get("session")
+        if session != "":
+            check_session(session)
+        snapshot, lines = doc.get("snapshot"), doc.get("lines")
+        if not isinstance(snapshot, dict) or isinstance(lines, bool) or not isinstance(lines, int):
+            raise BadMessage("bad state", "needs a snapshot object and a line count")
+        view = self._view(table)
+        view.session, view.lines, view.snapshot = session, lines, snapshot
+        if session:
+            self._mirror(table, session)
+
+    # --- what tests and the board read
+    def text(self) -> str:
+        with self.lock:
+            return board_text(self.tables, self.bad)
+
+    def mirror_lines(self, table: str, session: str) -> int:
+        with self.lock:
+            view = self.tables.get(table)
+            mirror = view.mirrors.get(session) if view else None
+            return mirror.lines if mirror else 0
+
+
+# --- the command ---------------------------------------------------------------------------------------
+
+def _show(text: str, tty: bool) -> None:
+    if tty:
+        sys.stdout.write("\x1b[H\x1b[2J" + text)
+    else:
+        sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def cmd_club(args: argparse.Namespace) -> int:
+    password = None
+    if args.password_file:
+        if not args.username:
+            raise ConfigError("--password-file needs --username", "--username")
+        password = read_password_file(Path(args.password_file), "--password-file")
+    ca_file = Path(args.ca_file) if args.ca_file else None
+    if ca_file is not None and not ca_file.is_file():
+        raise ConfigError(f"--ca-file: {ca_file}: no such file", "--ca-file")
+    mirror_dir = Path(args.dir)
+    try:
+        mirror_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--dir: {mirror_dir}: cannot create: {exc.strerror}", "--dir") from None
+    club = Club(args.broker, mirror_dir, prefix=args.prefix, username=args.username, password=password,
+                ca_file=ca_file, client_id=args.client_id)
+    stop = threading.Event()
+
+    def on_term(signum, frame):
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    club.start()
+    tty = sys.stdout.isatty()
+    shown = None
+    try:
+        while not stop.wait(REDRAW_S):       # at most one redraw a second, only when it changed
+            text = club.text()
+            if text != shown:
+                shown = text
+                _show(text, tty)
+    finally:
+        club.stop()
+    return 0
+
+
+def add_club(sub) -> None:
+    p = sub.add_parser("club", help="the club board: follow every table on an MQTT broker, mirror their logs")
+    p.add_argument("--broker", required=True, help="mqtt://host:1883 or mqtts://host:8883")
+    p.add_argument("--dir", default="club", help="mirror folder: DIR/<table>/<session>/ (default ./club)")
+    p.add_argument("--prefix", default=DEFAULT_PREFIX, help=f"topic prefix (default {DEFAULT_PREFIX})")
+    p.add_argument("--username", help="the board's broker user (read-only in the shipped ACL)")
+    p.add_argument("--password-file", help="a file whose first line is the password")
+    p.add_argument("--ca-file", help="mqtts: the broker's CA certificate (default: the system's)")
+    p.add_argument("--client-id", default="preftable-club",
+                   help="the board's persistent session on the broker (one per board)")
+    p.set_defaults(func=cmd_club)

@@ -1,0 +1,61 @@
+"""Output ``web``: the live table page (issue 13), the game on every phone at the table.
+
+    [web]
+    listen = "127.0.0.1:8080"    # the Pi's installer sets "0.0.0.0:8080"
+    pin = "482913"               # else one is generated at first start (log dir, web-pin)
+    names_from_config = true
+
+The registered module of section ``[web]`` (:mod:`controller.app.backends`):
+``parse``, ``outputs`` and ``doctor`` below.  Importing it is light; aiohttp
+and Jinja2 are imported when the server starts.
+
+- :mod:`.config` -- the ``[web]`` section;
+- :mod:`.pin` -- the table's PIN, its cookie and the guess limiter;
+- :mod:`.pages` -- the HTML (Jinja2, autoescaped) rendered from the snapshot;
+- :mod:`.server` -- aiohttp on its own thread and loop: the pages, the event
+  stream and ``POST /api/control``;
+- :mod:`.output` -- the bus subscriber that feeds it.
+
+Contracts: BUS.md (the snapshot), FORMATS.md / FORMATS-contracts.md (the
+control lines), README "The live table page".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..findings import OK, WARN
+from .config import SECTION, WebConfig, WebError, parse
+from .output import WebOutput, for_service, start_web
+from .pin import PIN_FILE, stored_pin
+
+
+def outputs(config: WebConfig, ctx) -> list:
+    """The page for ``preftable run``: it needs the table service (``ctx.service``) to enter
+    control lines; it starts listening with the first published snapshot."""
+    service = getattr(ctx, "service", None)
+    if service is None:
+        return []
+    return [for_service(service, config, start=False)]
+
+
+def doctor(config: WebConfig, doc, settings) -> None:
+    """The page's address and where its PIN is (the PIN itself, for the person setting up the table)."""
+    url = f"http://{config.listen}/"
+    if config.host in ("127.0.0.1", "::1", "localhost"):
+        doc.add(WARN, f"web page at {url}: only this computer can open it",
+                'set [web] listen = "0.0.0.0:8080" for the phones at the table')
+    else:
+        doc.add(OK, f"web page at {url}")
+    if config.pin:
+        doc.add(OK, f"web PIN {config.pin} (from [web] pin)")
+        return
+    pin = stored_pin(Path(settings.log_dir))
+    if pin:
+        doc.add(OK, f"web PIN {pin} (generated, {Path(settings.log_dir) / PIN_FILE})")
+    else:
+        doc.add(OK, f"web PIN: made at the first start, then kept in {Path(settings.log_dir) / PIN_FILE}")
+
+
+__all__ = ["SECTION", "parse", "outputs", "doctor", "WebConfig", "WebError", "WebOutput", "for_service",
+           "start_web"]

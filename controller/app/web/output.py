@@ -1,0 +1,98 @@
+"""The web output: a bus subscriber that feeds the live table page (issue 13).
+
+It runs as a threaded subscriber (BUS.md): its ``receive`` is called on its own
+thread with each published item, turns the frozen snapshot into JSON-ready
+data there and hands it to the web server's loop (:class:`WebServer`, on a
+thread of its own).  The table loop only ever appends to the bus mailbox, so
+the web server can be slow, fail or be absent without delaying an event, a
+LED or a log line.
+
+The server (and aiohttp, Jinja2 with it: most of a second to import on a Pi)
+starts at the first published item, which the service sends after telling
+systemd it is ready, so the page never slows the table's start.  ``demo``
+starts it at once to print its URL.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Callable
+
+from ...core.config import Rules
+from ...core.events import TableEvent
+from .config import WebConfig, WebError
+
+log = logging.getLogger(__name__)
+
+
+class WebOutput:
+    """Subscriber ``web``: every snapshot to the page's viewers."""
+
+    name = "web"
+    inline = False
+
+    def __init__(self, config: WebConfig, *, submit: Callable[[TableEvent], None], log_dir: Path,
+                 zones: tuple[str, ...], rules: Rules | None = None):
+        self.config = config
+        self.submit = submit
+        self.log_dir = Path(log_dir)
+        self.zones = tuple(zones)
+        self.rules = rules
+        self.server = None
+        self.failed: str | None = None
+
+    def start(self):
+        """Start the web server (its thread, its loop); raises :class:`WebError` when it cannot listen."""
+        from .pages import Pages
+        from .pin import PinGate
+        from .server import WebServer
+
+        gate = PinGate.for_table(self.log_dir, self.config.pin)
+        pages = Pages(rules=self.rules, names_from_config=self.config.names_from_config)
+        server = WebServer(host=self.config.host, port=self.config.port, pages=pages, gate=gate,
+                           zones=self.zones, submit=self.submit, log_dir=self.log_dir)
+        self.server = server.start()
+        log.info("web: the table page is at %s (PIN from %s)", server.url,
+                 "the config" if self.config.pin else self.log_dir / "web-pin")
+        return self.server
+
+    def receive(self, item) -> None:
+        if self.server is None:
+            if self.failed is not None:
+                return
+            try:
+                self.start()
+            except WebError as exc:
+                self.failed = str(exc)
+                log.error("%s; the table goes on without its page", exc)
+                return
+        self.server.publish(item.snapshot.to_dict())
+
+    def tick(self, now: float) -> None:
+        pass
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+
+
+def start_web(config: WebConfig, *, submit, log_dir: Path, zones: tuple[str, ...],
+              rules: Rules | None = None) -> WebOutput:
+    """A web output whose server is already listening (raises :class:`WebError` if it cannot)."""
+    output = WebOutput(config, submit=submit, log_dir=log_dir, zones=zones, rules=rules)
+    output.start()
+    return output
+
+
+def for_service(service, config: WebConfig, *, start: bool = True) -> WebOutput:
+    """The web output of a :class:`~controller.app.service.TableService`: its log dir, zones and
+    rules, control lines entered with ``service.submit``; listening at once unless ``start`` is false."""
+    output = WebOutput(config, submit=service.submit, log_dir=Path(service.log_dir),
+                       zones=tuple(service.settings.zones), rules=service.settings.game.rules)
+    if start:
+        output.start()
+    return output
+
+
+__all__ = ["WebOutput", "start_web", "for_service"]

@@ -1,0 +1,195 @@
+"""The auction and the whisting of a contract deal as pure data (RULES-contracts.md
+"The auction", "The declarer's game", "Whisting").
+
+:class:`Auction` and :class:`Whisting` are fed calls already known to be well formed
+(``controller.core.events``); each answers whether a call is valid now (``None``, or
+the reason it is not, which becomes an ``invalid_control`` mistake) and, once the
+calls decide, what they decided.  Neither knows of cards, zones or signals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .events import GAMES, MISERE, PASS
+
+# Bid order, low to high: 6s 6c 6d 6h 6n 7s ... 8n misere 9s ... 10n (seed 003; Gusev).
+BID_ORDER: tuple[str, ...] = GAMES[:15] + (MISERE,) + GAMES[15:]
+RANK = {bid: index for index, bid in enumerate(BID_ORDER)}
+MISERE_RANK = RANK[MISERE]
+
+RASPASOVKA, CONTRACT, MISERE_DEAL = "raspasovka", "contract", "misere"
+
+
+def level(game: str) -> int:
+    """6 … 10 for a game (``7h``); 0 for misère."""
+    return 0 if game == MISERE else int(game[:-1])
+
+
+def trump_of(game: str) -> str | None:
+    """The trump suit of a game, or None for no trumps and misère."""
+    if game == MISERE or game.endswith("n"):
+        return None
+    return game[-1]
+
+
+@dataclass
+class Auction:
+    """The calls of one auction among the three active seats, first hand first."""
+
+    active: tuple[str, ...]
+    calls: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def passed(self) -> set[str]:
+        return {seat for seat, bid in self.calls if bid == PASS}
+
+    @property
+    def highest(self) -> tuple[str, str] | None:
+        """(seat, bid) of the highest bid so far: the last call that was not a pass."""
+        for seat, bid in reversed(self.calls):
+            if bid != PASS:
+                return seat, bid
+        return None
+
+    @property
+    def decided(self) -> bool:
+        passed = self.passed
+        if len(passed) == 3:
+            return True
+        if len(passed) == 2:
+            rest = next(s for s in self.active if s not in passed)
+            return any(seat == rest and bid != PASS for seat, bid in self.calls)
+        return False
+
+    @property
+    def result(self) -> str | None:
+        """``raspasovka``, ``contract`` or ``misere`` once decided, else None."""
+        if not self.decided:
+            return None
+        top = self.highest
+        if len(self.passed) == 3 or top is None:
+            return RASPASOVKA
+        return MISERE_DEAL if top[1] == MISERE else CONTRACT
+
+    @property
+    def turn(self) -> str | None:
+        """The seat to call next, or None once the auction is decided."""
+        if self.decided:
+            return None
+        if not self.calls:
+            return self.active[0]
+        passed = self.passed
+        at = self.active.index(self.calls[-1][0])
+        for step in range(1, 4):
+            seat = self.active[(at + step) % 3]
+            if seat not in passed:
+                return seat
+        return None
+
+    def refusal(self, seat: str, bid: str) -> str | None:
+        """Why ``seat`` may not call ``bid`` now, or None if the call is valid."""
+        turn = self.turn
+        if turn is None:
+            return "the auction is over"
+        if seat != turn:
+            return f"not {seat}'s call: {turn} calls"
+        if bid == PASS:
+            return None
+        own = [b for s, b in self.calls if s == seat]
+        top = self.highest
+        if bid == MISERE:
+            if own:
+                return "misere only as a first call"
+            if top is not None and RANK[top[1]] >= MISERE_RANK:
+                return f"misere is below {top[1]}"
+            return None
+        if MISERE in own:
+            return "a player who bid misere may only pass"
+        if top is None or RANK[bid] > RANK[top[1]]:
+            return None
+        if (bid == top[1] and bid != MISERE and len(self.passed) == 1
+                and self.active.index(seat) < self.active.index(top[0])):
+            return None             # holds («здесь»): the senior of the last two matches the bid
+        return f"{bid} does not beat {top[1]}"
+
+    def call(self, seat: str, bid: str) -> None:
+        self.calls.append((seat, bid))
+
+
+def contract_refusal(winning_bid: str, game: str) -> str | None:
+    """Why ``game`` may not be the declarer's contract after a game auction won with
+    ``winning_bid`` (None if it may)."""
+    if game == MISERE:
+        return "misere cannot be declared after a game auction"
+    if RANK[game] < RANK[winning_bid]:
+        return f"{game} is below the winning bid {winning_bid}"
+    return None
+
+
+# whisting results
+PLAY, PASSED, HALF_WHIST, TEN_UNWHISTED = "play", "passed", "half_whist", "ten_unwhisted"
+
+
+@dataclass
+class Whisting:
+    """The whist calls after a game's contract line: first defender, second, (first again)."""
+
+    game: str
+    first: str                      # the first defender: the active seat after the declarer
+    second: str
+    half_allowed: bool              # rules.half_whist
+    calls: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def turn(self) -> str | None:
+        said = [c for _, c in self.calls]
+        if not said:
+            return self.first
+        if len(said) == 1:
+            return self.second
+        if said == ["pass", "half"]:
+            return self.first
+        return None
+
+    @property
+    def result(self) -> str | None:
+        """``play``, ``passed`` or ``half_whist`` once decided, else None."""
+        said = [c for _, c in self.calls]
+        if len(said) < 2 or said == ["pass", "half"]:
+            return None
+        if said == ["pass", "pass"]:
+            return PASSED
+        if said == ["pass", "half", "pass"]:
+            return HALF_WHIST
+        return PLAY
+
+    @property
+    def whisters(self) -> list[str]:
+        """The seats that whist in play, in the order of their whist calls."""
+        if self.result != PLAY:
+            return []
+        return [seat for seat, c in self.calls if c == "whist"]
+
+    @property
+    def half_whister(self) -> str | None:
+        return self.second if ("half" in (c for _, c in self.calls)) else None
+
+    def refusal(self, seat: str, call: str) -> str | None:
+        turn = self.turn
+        if turn is None:
+            return "the whisting is over"
+        if seat != turn:
+            return f"not {seat}'s whist call: {turn} speaks"
+        if call != "half":
+            return None
+        if not self.half_allowed:
+            return "half-whist is not played (rules.half_whist = false)"
+        if seat != self.second or [c for _, c in self.calls] != ["pass"]:
+            return "half only by the second defender after a pass"
+        if level(self.game) not in (6, 7):
+            return "half only on a 6 or a 7"
+        return None
+
+    def call(self, seat: str, call: str) -> None:
+        self.calls.append((seat, call))

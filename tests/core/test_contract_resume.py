@@ -1,0 +1,127 @@
+"""Checkpoints with contract deals (controller/store/checkpoints.py through the game log):
+a session cut anywhere -- in the auction, the contract, the whisting or the play -- resumes
+from the journal to the same signals and summary; and a raspasovka-only log from before
+contract deals replays byte for byte to the summary and derived lines it had."""
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from contract_games import MixedGame
+from controller.core.config import load_game_config
+from controller.core.events import TableEvent, read_events
+from controller.core.tracker import DealTracker
+from controller.store import checkpoints
+from controller.store.gamelog import SessionLog
+from controller.store.replay import replay_file
+from table_script import DEAL_A, Script, config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_resume_in_every_phase_equals_uninterrupted(tmp_path, seed):
+    rng = random.Random(seed)
+    game = config(players=3 + seed % 2, bidding=True, pulya_target=12 if seed % 3 == 0 else None)
+    events = list(MixedGame(game, seed, noise=seed % 2 == 1).deals(5))
+    # undo right after some lines, and a misdeal
+    for i in sorted(rng.sample(range(1, len(events)), 4), reverse=True):
+        events.insert(i, TableEvent(events[i - 1].t, "button", button=rng.choice(["undo", "undo", "confirm"])))
+    events.insert(len(events) // 2, TableEvent(events[len(events) // 2 - 1].t, "button", button="new_deal"))
+
+    whole = DealTracker(game)
+    expected = [s.to_dict() for e in events for s in whole.feed(e)]
+    cut = rng.randrange(len(events))
+    session = SessionLog.create(tmp_path, game, None)
+    first = DealTracker(game)
+    got = []
+    for e in events[:cut]:
+        signals = first.feed(e)
+        got += [s.to_dict() for s in signals]
+        session.append(e, signals, first.checkpoint() if any(s.kind == "deal" for s in signals) else None)
+    session.close()
+    resumed = SessionLog.newest_unfinished(tmp_path)
+    tracker, count, _ = resumed.resume(game, None)
+    assert count == cut
+    assert tracker.state == DealTracker(game).state if tracker.deal is None else tracker.state != "idle"
+    for e in events[cut:]:
+        got += [s.to_dict() for s in tracker.feed(e)]
+    assert got == expected
+    assert tracker.summary() == whole.summary()
+
+
+def test_a_checkpoint_round_trips_and_undo_reopens_the_deal_after_resume():
+    game = config(bidding=True)
+    s = Script(game)
+    s.bids("seat2:8d", "seat3:pass", "seat1:pass")
+    s.contract("seat2", "8d")
+    s.whists("seat3:pass", "seat1:pass")
+    encoded = json.loads(json.dumps(checkpoints.encode(s.tracker.checkpoint())))
+    tracker = checkpoints.restore(game, None, [], {**encoded, "events": len(s.events)})
+    assert tracker.summary() == s.summary and tracker.events_seen == len(s.events)
+    from controller.core.events import button
+    tracker.feed(button(99, "undo"))
+    assert tracker.state == "whisting" and tracker.summary()["pulka"]["seat2"]["pulya"] == 0
+
+
+def test_a_journal_from_before_contract_deals_still_resumes(tmp_path):
+    """Old journal lines carry the raspasovka deal's cards as "plays" and no "lines"/"kind"."""
+    game = config()
+    s = Script(game)
+    s.deal(DEAL_A)
+    encoded = checkpoints.encode(s.tracker.checkpoint())
+    rec = encoded["record"]
+    rec["plays"] = [[z, c] for kind, z, c in rec.pop("lines")]
+    del rec["kind"]
+    del encoded["events_seen"], encoded["finished_after"]
+    tracker = checkpoints.restore(game, None, [], {**encoded, "events": len(s.events)})
+    assert tracker.summary() == s.summary
+    assert tracker.records[-1].deal is not None and tracker.records[-1].plays == 32
+
+
+def test_old_raspasovka_log_replays_byte_for_byte(tmp_path):
+    """controller/examples/game.jsonl and a log the existing tests build (both from before this
+    change): the summary JSON keeps FORMATS.md's fields in their order, the derived lines a
+    replay writes are exactly those the log holds."""
+    example = ROOT / "controller" / "examples" / "game.jsonl"
+    cfg = load_game_config(ROOT / "controller" / "examples" / "config.toml")
+    tracker = replay_file(example, cfg)
+    summary = tracker.summary()
+    assert list(summary) == ["deals", "pulka", "settlement"]
+    assert all(list(d) == ["number", "dealer", "price", "tricks", "taken", "revoke", "complete"]
+               for d in summary["deals"])
+    # the same log written by this tracker (derived lines included), replayed: identical lines
+    session = SessionLog.create(tmp_path, cfg, None)
+    live = DealTracker(cfg)
+    for event in read_events(example.read_text().splitlines(), live.zones):
+        session.append(event, live.feed(event), live.checkpoint() if live.deal is None and live.records else None)
+    session.close()
+    written = session.events_path.read_text().splitlines()
+    again = DealTracker(cfg)
+    rebuilt = []
+    for event in read_events(written, again.zones):
+        rebuilt.append(json.dumps(event.to_dict(), ensure_ascii=False, separators=(", ", ": ")))
+        rebuilt += [json.dumps(s.to_dict(), ensure_ascii=False, separators=(", ", ": ")) for s in again.feed(event)]
+    assert rebuilt == written
+    assert json.dumps(again.summary()) == json.dumps(summary)
+
+
+BEFORE = json.loads((Path(__file__).parent / "data" / "raspasovka_before_contracts.json").read_text())
+
+
+def test_raspasovka_summary_and_derived_lines_are_those_of_before():
+    """tests/core/data/raspasovka_before_contracts.json was written by the tracker of commit
+    b4c5d7e (before contract deals): controller/examples/game.jsonl's summary, and a scripted
+    session with a mistake, undo, new_deal, an unknown tag and confirm -- its table events, the
+    derived lines and the summary.  Today's tracker gives the same bytes."""
+    cfg = load_game_config(ROOT / "controller" / "examples" / "config.toml")
+    summary = replay_file(ROOT / "controller" / "examples" / "game.jsonl", cfg).summary()
+    assert json.dumps(summary, ensure_ascii=False, indent=2) == BEFORE["example_summary"]
+    tracker = DealTracker(config())
+    lines = []
+    for event in read_events(BEFORE["script_events"], tracker.zones):
+        lines += [json.dumps(s.to_dict(), ensure_ascii=False, separators=(", ", ": ")) for s in tracker.feed(event)]
+    assert lines == BEFORE["script_lines"]
+    assert json.dumps(tracker.summary(), ensure_ascii=False, indent=2) == BEFORE["script_summary"]
