@@ -82,6 +82,7 @@ class LiveView:
         self._played = 0
         self._link_state = None
         self._snap: TableSnapshot | None = None
+        self._closed = False
         self.screen.capture_logging()
 
     def _label(self, zone: str) -> str:
@@ -148,6 +149,8 @@ class LiveView:
 
     def receive(self, item) -> None:
         snap = self._snap = item.snapshot
+        if self._closed:
+            return
         if self.tty:
             self.screen.draw(self.panel(snap))
         elif len(snap.deals) > self._reported:
@@ -161,11 +164,13 @@ class LiveView:
             self.stream.flush()
 
     def tick(self, now: float) -> None:
-        if self.tty and self.link is not None and self._snap is not None \
+        if not self._closed and self.tty and self.link is not None and self._snap is not None \
                 and link_state(self.link) != self._link_state:
             self.screen.draw(self.panel(self._snap))
 
     def close(self) -> None:
+        # the panel stays as the table last was: not redrawn when the emulated hub goes away after it
+        self._closed = True
         self.screen.release_logging()
 
 
