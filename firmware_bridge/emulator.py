@@ -19,7 +19,6 @@ import argparse
 import logging
 import os
 import random
-import secrets
 import select
 import signal
 import socket
@@ -27,26 +26,21 @@ import sys
 import tempfile
 import threading
 import time
-import tomllib
 import tty
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
-from controller.core.cards import DECK, Card, parse_card, seat_names, zone_names
-from controller.core.errors import CardError, EventError
+from controller.core.cards import DECK, Card, seat_names, zone_names
+from controller.core.deck import load_deck
+from controller.core.errors import DeckError, EventError
 from controller.core.events import TableEvent, normalise_uid, placed, read_events, removed
 
 from .codec import MAX_FRAME, MAX_READERS, PROTO_VERSION, Frame, FrameError, decode_line
-from .firmware.hub import CFG_DEFAULTS, HB_MS, STATE_MS, Hub
+from .firmware.hub import CFG_DEFAULTS, HB_MS, STATE_MS, Hub, make_boot_id
 from .mpfake.devices import HubTicks, RecordingBuzzer, RecordingDisplay, RecordingLeds, VirtualReader
 
 log = logging.getLogger(__name__)
 
 WRITE_WAIT = 0.05          # s a frame may wait for a full pty/socket before it is dropped
-
-
-def new_boot_id() -> str:
-    """Eight random upper-case hex digits."""
-    return secrets.token_hex(4).upper()
 
 
 class _Pty:
@@ -168,7 +162,7 @@ class HubEmulator:
             raise ValueError(f"readers must be 1-{MAX_READERS} (PROTOCOL.md), got {readers}")
         self.readers = readers
         self.fw_version = fw_version
-        self.boot_id = boot_id or new_boot_id()
+        self.boot_id = boot_id or make_boot_id()
         self.proto = proto
         self.hb_ms = hb_ms
         self.state_ms = state_ms
@@ -347,7 +341,7 @@ class HubEmulator:
         except Exception:                      # as firmware/main.py does on a board: report, reboot
             log.exception("hub firmware raised; rebooting it")
             self._line.write(b"# fatal error; rebooting\n")
-            self.boot_id = new_boot_id()
+            self.boot_id = make_boot_id()
             self._boot()
             return 0
         if self._cfg_sent:
@@ -467,32 +461,36 @@ class HubEmulator:
             return self._edge_written_at
 
     def burst(self, count: int, reader: int = 0, uid: str = "04A2B11C6F5E80",
-              on_start=None) -> None:
+              on_start: Callable[[], None] | None = None, readers: Sequence[int] | None = None) -> None:
         """Have the firmware send ``count`` alternating SEEN/GONE frames for ``uid``
-        on ``reader`` as fast as the line takes them (waiting for room instead of
-        dropping); ends as it began.  The firmware's polls are run ahead of time
-        on its own clock (1 ms polls, 1 ms absent time, as a host's CFG could
-        set) and their frames -- a few HB/STATE among them -- written in one go;
-        ``on_start()`` is called just before the first byte goes out."""
+        on ``reader`` (or on each of ``readers`` in step, their edges interleaved)
+        as fast as the line takes them (waiting for room instead of dropping);
+        an even count ends as it began.  The firmware's polls are run ahead of
+        time on its own clock (1 ms polls, 1 ms absent time, as a host's CFG
+        could set) and their frames -- a few HB/STATE among them -- written in
+        one go; ``on_start()`` is called just before the first byte goes out."""
         with self._lock:
             hub = self._hub
-            r = self._reader(reader)
+            chosen = [self._reader(r) for r in (readers if readers is not None else (reader,))]
             if hub is None:
                 raise RuntimeError("burst() while the hub is unplugged")
+            if any(self._readers[r].failed for r in chosen):
+                raise RuntimeError(f"burst() on a failed reader ({chosen})")
+            tag = _tag_uid(uid)
             saved = dict(hub.config)
             hub.config.update(poll_ms=1, absent_ms=1)
             self._capture = []
             edges = 0
             try:
                 while edges < count:
-                    if self._readers[r].failed:
-                        raise RuntimeError(f"burst() on failed reader {reader}")
-                    want = _tag_uid(uid) if hub.tracks[r].uid is None else None
-                    self._readers[r].tag = want
-                    while hub.tracks[r].uid != want:
+                    moving = chosen[:count - edges]
+                    want = {r: tag if hub.tracks[r].uid is None else None for r in moving}
+                    for r in moving:
+                        self._readers[r].tag = want[r]
+                    while any(hub.tracks[r].uid != want[r] for r in moving):
                         self.clock.advance(1)
                         self._step()
-                    edges += 1
+                    edges += len(moving)
             finally:
                 hub.config.update(saved)
                 frames, self._capture = self._capture, None
@@ -556,7 +554,7 @@ class HubEmulator:
         """Restart: a fresh firmware ``Hub`` with a new boot_id, seq from 0, HELLO;
         the tags lying there stay."""
         with self._lock:
-            self.boot_id = new_boot_id()
+            self.boot_id = make_boot_id()
             if self._transport is not None:
                 self._boot()
 
@@ -600,7 +598,7 @@ class HubEmulator:
         with self._lock:
             if self._transport is not None:
                 return
-            self.boot_id = new_boot_id()
+            self.boot_id = make_boot_id()
             if self._kind == "pty":
                 self._plug(_Pty())
             elif self._kind == "tcp":
@@ -614,9 +612,11 @@ class HubEmulator:
              speed: float = 1.0, after: threading.Event | None = None) -> threading.Thread:
         """Play table events (from :func:`controller.core.events.read_events`) in a thread:
         each ``placed``/``removed`` moves its tag on the reader of its zone at
-        its ``t`` (divided by ``speed``).  ``card`` events use ``deck`` (card ->
-        uid), else a made-up uid per card.  ``after``: the thread waits for it
-        first (``host_hello``: a host connecting late misses no move)."""
+        its ``t`` (divided by ``speed``) -- on the hub's clock when it is moved by
+        hand (``realtime=False``: the script runs as fast as the firmware does).
+        ``card`` events use ``deck`` (card -> uid), else a made-up uid per card.
+        ``after``: the thread waits for it first (``host_hello``: a host
+        connecting late misses no move)."""
         by_zone = {zone: i for i, zone in enumerate(zones)}
         uid_of = dict(deck or {})
         for i, card in enumerate(DECK):
@@ -634,10 +634,15 @@ class HubEmulator:
                     if not self._running.is_set():
                         return
             start = time.monotonic()
+            hub_time = 0.0                          # for a hand-moved clock: script time played so far
             for t, kind, reader, uid in plan:
-                delay = start + t - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
+                if self.clock.realtime:
+                    delay = start + t - time.monotonic()
+                    if delay > 0:
+                        time.sleep(delay)
+                elif t > hub_time:
+                    self.advance(round((t - hub_time) * 1000))
+                    hub_time = t
                 if not self._running.is_set():
                     return
                 if kind == "placed":
@@ -774,13 +779,10 @@ def simulate_deals(players: int = 3, deals: int = 1, seed: int | None = None,
 
 
 def load_deck_cards(path: str) -> dict[str, str]:
-    """A deck file (FORMATS.md) as ``{card code: uid}``."""
-    with open(path, "rb") as fh:
-        cards = tomllib.load(fh).get("cards", {})
-    out = {}
-    for uid, code in cards.items():
-        out[str(parse_card(code))] = uid.upper()
-    return out
+    """A deck file (FORMATS.md), validated like the table's own (``controller.core.deck``),
+    as ``{card code: uid}``."""
+    deck = load_deck(path)
+    return {str(card): uid.upper() for uid, card in deck.cards.items()}
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -825,8 +827,8 @@ def cli_main(argv: list[str]) -> int:
         parser.error(f"--readers must be 1-{MAX_READERS}")
     try:
         deck = load_deck_cards(args.deck) if args.deck else None
-    except (OSError, tomllib.TOMLDecodeError, CardError, AttributeError) as exc:
-        print(f"hub-emulator: cannot read deck {args.deck}: {exc}", file=sys.stderr)
+    except DeckError as exc:                   # the message names the file and the card or uid
+        print(f"hub-emulator: cannot read deck: {exc}", file=sys.stderr)
         return 2
     events = []
     if args.script:

@@ -42,6 +42,9 @@ log = logging.getLogger(__name__)
 BAUDRATE = 115200
 READ_TIMEOUT = 0.05       # s; the reader thread's tick
 WRITE_TIMEOUT = 0.5       # s; a hub that stops reading must not block the host forever
+EMPTY_READ = "returned no data"   # pyserial: the port was ready to read but gave nothing
+EMPTY_READ_RETRIES = 5    # in a row, EMPTY_READ_WAIT apart, before the device counts as gone
+EMPTY_READ_WAIT = 0.01    # s
 BOOT_SETTLE_MS = 500      # a restarted hub's STATE counts once its uptime is past this (first scans done)
 LINK_COUNTERS = ("events", "gaps", "snaps", "state_fixes", "orders_guessed", "reboots", "reconnects",
                  "hb_timeouts", "open_failures", "commands_sent", "command_retries", "commands_acked",
@@ -252,6 +255,11 @@ class HubLink:
         return self._hub_info
 
     @property
+    def last_hb_at(self) -> float:
+        """``time.monotonic()`` when the last HB arrived (or the session began)."""
+        return self._last_hb_at
+
+    @property
     def counters(self) -> dict[str, int]:
         """Link counters (gaps, snaps, reconnects, reboots, …) and the parser's drops."""
         with self._lock:
@@ -412,10 +420,18 @@ class HubLink:
             self._hello_tries = 0
             self._hello_wait = self.reply_timeout
             self._send_hello()
+        empty_reads = 0
         while not self._stop.is_set():
             try:
                 data = port.read(port.in_waiting or 1)
+                empty_reads = 0
             except (serial.SerialException, OSError) as exc:
+                # A pty under load may report input before its bytes reach the reader
+                # (pyserial: "returned no data"); an unplugged device says so every time.
+                if EMPTY_READ in str(exc) and empty_reads < EMPTY_READ_RETRIES:
+                    empty_reads += 1
+                    self._stop.wait(EMPTY_READ_WAIT)
+                    continue
                 self._lost(f"table hub link {self.url} lost: {exc}")
                 return reached_ready
             if data:

@@ -9,7 +9,10 @@ pins of other programs and drivers.
 
 :class:`RPiGPIOFactory` drives the real pins through ``RPi.GPIO`` (imported
 when it is built); :class:`MockFactory` drives a :class:`hw.fake_gpio.FakeGPIO`.
-:func:`default_factory` picks one.  Pins are BCM GPIO numbers 0-27.
+:func:`default_factory` picks one: on a Raspberry Pi (its device tree's model,
+or ``/dev/gpiomem``) always the real pins -- on a Pi 5 ``RPi.GPIO`` must be the
+``rpi-lgpio`` drop-in -- and never silently mock pins there; off a Pi, mock
+pins with a warning.  Pins are BCM GPIO numbers 0-27.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ ENV_VAR = "PREFTABLE_PIN_FACTORY"
 GPIOMEM = "/dev/gpiomem"
 FACTORY_NAMES = ("rpigpio", "mock")
 
-HINT_INSTALL = ("install it on the Pi with pip install 'preftable[pi]', "
+HINT_INSTALL = ("install it on the Pi with pip install 'preftable[pi]' ('preftable[pi5]' on a Raspberry Pi 5), "
                 f"or set {ENV_VAR}=mock to simulate the pins")
 HINT_ACCESS = ("no access to /dev/gpiomem: add the user to the gpio group "
                "(sudo usermod -aG gpio $USER, then log in again) or run as root")
@@ -92,8 +95,8 @@ def explain(exc: BaseException, pin: int | None = None, owner: str | None = None
         return HardwareError(f"{where}{hint} ({text})")
     if "raspberry pi" in low or "not running on a rpi" in low or "soc peripheral" in low:
         model = board_model() or ""
-        if model.startswith("Raspberry Pi"):
-            return HardwareError(f"{where}{HINT_PI5 if ' 5' in model else 'RPi.GPIO does not know this ' + model + ': ' + HINT_PI5} ({text})")
+        if model.startswith("Raspberry Pi"):                # a Pi 5 (or newer) that RPi.GPIO does not know
+            return HardwareError(f"{where}{model}: {HINT_PI5} ({text})")
         return HardwareError(f"{where}{HINT_NOT_PI} ({text})")
     if isinstance(exc, OSError):
         return HardwareError(f"{where}{exc.strerror or text}: check the wiring and that no other program holds the pin")

@@ -39,35 +39,41 @@ def cmd_run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     ctx = backends.RunContext(settings, clock=None)
-    gpio = backends.module(backends.OUTPUTS["gpio"])
-    buttons = gpio.buttons(settings.section("gpio"), ctx)
-    service = TableService(settings, deck, log_dir, buttons=buttons, on_finished=print_summary)
-    # from here on a SIGTERM or Ctrl-C stops the service cleanly (even during run --new's closing replay)
     interrupted: list[int] = []
+    service: TableService | None = None
 
     def on_term(signum, frame):
+        # installed before the session opens: a SIGTERM while starting (systemd's stop, a test)
+        # still flushes and exits 0 instead of killing the process half-way
         log.info("signal %d: flushing the game log and stopping", signum)
         interrupted.append(signum)
-        service.stop()
+        if service is not None:
+            service.stop()
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
-    if args.new:
-        close_unfinished(log_dir, print_summary)
-    session = service.open_session(new=args.new)
-    ctx.clock, ctx.deck, ctx.skip, ctx.session = service.clock, service.tracker.deck, service.replayed, \
-        session.folder.name
-    source = backends.reader(settings.backend).source(settings.readers, ctx)
-    ctx.service = service
-    service.outputs = backends.build_outputs(ctx)
-    if not (buttons is not None and "confirm" in settings.section("gpio").buttons):
-        hint = keyboard_confirm(service)
-        for out in service.outputs:
-            if hasattr(out, "confirm_hint"):
-                out.confirm_hint = hint
-
-    log.info("session %s (%s readers)", session.folder, settings.backend)
     try:
+        gpio = backends.module(backends.OUTPUTS["gpio"])
+        buttons = gpio.buttons(settings.section("gpio"), ctx)
+        service = TableService(settings, deck, log_dir, buttons=buttons, on_finished=print_summary)
+        if interrupted:
+            return 0
+        if args.new:
+            close_unfinished(log_dir, print_summary)
+        session = service.open_session(new=args.new)
+        ctx.clock, ctx.deck, ctx.skip, ctx.session = service.clock, service.tracker.deck, service.replayed, \
+            session.folder.name
+        source = backends.reader(settings.backend).source(settings.readers, ctx)
+        ctx.service = service
+        service.outputs = backends.build_outputs(ctx)
+        if not (buttons is not None and "confirm" in settings.section("gpio").buttons):
+            hint = keyboard_confirm(service)
+            for out in service.outputs:
+                if hasattr(out, "confirm_hint"):
+                    out.confirm_hint = hint
+        if interrupted:
+            service.stop()                  # run() then flushes, closes and returns at once
+        log.info("session %s (%s readers)", session.folder, settings.backend)
         service.run(source)
     finally:
         ctx.close_pins()

@@ -362,11 +362,12 @@ def live_check(settings, out, *, backend=None, factory=None, step_s: float = 30.
 
     from .backends.gpio import pin_factory
 
+    spi, gpio = settings.section("spi"), settings.section("gpio")
     factory = factory if factory is not None else pin_factory(settings)
     spi, gpio = settings.section("spi"), settings.section("gpio")
     backend = backend if backend is not None else default_backend(factory)
     pins = factory if factory is not None else backend.pins()
-    readers, owned = [], []
+    readers, owned, check = [], [], None
     try:
         if settings.backend == "spi":
             wiring = [(r.bus, r.device, r.reset_pin) for r in spi.readers]

@@ -25,7 +25,8 @@ from ..core.deck import Deck
 from ..core.events import TableEvent
 from ..core.snapshot import NO_LINK, SnapshotBuilder, TableSnapshot
 from ..core.tracker import DealTracker, Signal
-from ..store.gamelog import SessionLog
+from ..store.files import LogDirLock
+from ..store.gamelog import SessionLog, SessionUnreadable
 from .bus import Bus, Published
 from .outputs import Output
 from .sdnotify import Notifier
@@ -59,6 +60,7 @@ class TableService:
         self.queue: queue.Queue = queue.Queue()
         self.stop_event = threading.Event()
         self.session: SessionLog | None = None
+        self._lock: LogDirLock | None = None
         self.tracker: DealTracker | None = None
         self.replayed = 0
         self.last_t = 0.0
@@ -72,15 +74,22 @@ class TableService:
 
     def open_session(self, new: bool = False) -> SessionLog:
         """Resume the newest unfinished session (unless ``new``), else start one."""
+        if self._lock is None:      # one service per log dir (issue 10): refused, not interleaved
+            self._lock = LogDirLock(self.log_dir).acquire()
         session = None if new else SessionLog.newest_unfinished(self.log_dir)
         if session is not None:
-            game = session.game_config()
+            try:
+                game = session.game_config()
+                deck = session.deck() or self.deck
+                self.tracker, self.replayed, self.last_t = session.resume(game, deck)
+            except SessionUnreadable as exc:    # set aside, so a restart does not fail forever
+                session.set_aside(str(exc))
+                session = None
+        if session is not None:
             if game != self.settings.game:
                 log.warning("%s: resuming with the rules the session started with, not the config's",
                             session.folder)
-            deck = session.deck() or self.deck
-            self.tracker, self.replayed, self.last_t = session.resume(game, deck)
-            log.info("resumed %s after %d table events", session.folder, self.replayed)
+            log.warning("resumed %s after %d table events", session.folder, self.replayed)
         else:
             session = SessionLog.create(self.log_dir, self.settings.game, self.deck)
             self.tracker = DealTracker(self.settings.game, self.deck)
@@ -184,6 +193,9 @@ class TableService:
             self.notifier.stopping()
             source.stop()
             self.session.close()
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
             self.bus.close()
             if self.buttons is not None:
                 self.buttons.close()

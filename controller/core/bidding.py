@@ -40,52 +40,34 @@ class Auction:
     active: tuple[str, ...]
     calls: list[tuple[str, str]] = field(default_factory=list)
 
-    @property
-    def passed(self) -> set[str]:
-        return {seat for seat, bid in self.calls if bid == PASS}
+    def __post_init__(self) -> None:
+        self._work_out()
 
-    @property
-    def highest(self) -> tuple[str, str] | None:
-        """(seat, bid) of the highest bid so far: the last call that was not a pass."""
-        for seat, bid in reversed(self.calls):
-            if bid != PASS:
-                return seat, bid
-        return None
-
-    @property
-    def decided(self) -> bool:
+    def _work_out(self) -> None:
+        """What the calls so far mean (kept, since every line and card asks)."""
+        self.passed: set[str] = {seat for seat, bid in self.calls if bid == PASS}
+        self.highest: tuple[str, str] | None = next(
+            ((seat, bid) for seat, bid in reversed(self.calls) if bid != PASS), None)   # the last non-pass
         passed = self.passed
-        if len(passed) == 3:
-            return True
+        decided = len(passed) == 3
         if len(passed) == 2:
             rest = next(s for s in self.active if s not in passed)
-            return any(seat == rest and bid != PASS for seat, bid in self.calls)
-        return False
-
-    @property
-    def result(self) -> str | None:
-        """``raspasovka``, ``contract`` or ``misere`` once decided, else None."""
-        if not self.decided:
-            return None
-        top = self.highest
-        if len(self.passed) == 3 or top is None:
-            return RASPASOVKA
-        return MISERE_DEAL if top[1] == MISERE else CONTRACT
-
-    @property
-    def turn(self) -> str | None:
-        """The seat to call next, or None once the auction is decided."""
-        if self.decided:
-            return None
-        if not self.calls:
-            return self.active[0]
-        passed = self.passed
-        at = self.active.index(self.calls[-1][0])
-        for step in range(1, 4):
-            seat = self.active[(at + step) % 3]
-            if seat not in passed:
-                return seat
-        return None
+            decided = any(seat == rest and bid != PASS for seat, bid in self.calls)
+        self.decided = decided
+        if not decided:
+            self.result: str | None = None
+        elif len(passed) == 3 or self.highest is None:
+            self.result = RASPASOVKA
+        else:
+            self.result = MISERE_DEAL if self.highest[1] == MISERE else CONTRACT
+        self.turn: str | None = None            # the seat to call next, None once decided
+        if not decided:
+            if not self.calls:
+                self.turn = self.active[0]
+            else:
+                at = self.active.index(self.calls[-1][0])
+                self.turn = next(self.active[(at + k) % 3] for k in range(1, 4)
+                                 if self.active[(at + k) % 3] not in passed)
 
     def refusal(self, seat: str, bid: str) -> str | None:
         """Why ``seat`` may not call ``bid`` now, or None if the call is valid."""
@@ -115,6 +97,7 @@ class Auction:
 
     def call(self, seat: str, bid: str) -> None:
         self.calls.append((seat, bid))
+        self._work_out()
 
 
 def contract_refusal(winning_bid: str, game: str) -> str | None:

@@ -141,6 +141,9 @@ def _type_name(value: object) -> str:
             list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
 
 
+MAX_NUMBER = 10**6     # prices, whists per trick, penalties: bounded so settlement stays exact in floats
+
+
 def check_int(value: object, key: str, minimum: int | None = None, maximum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ConfigError(f"{key}: must be a whole number, got {_type_name(value)} {value!r}", key)
@@ -222,13 +225,13 @@ def parse_rules(raw: object, players: int) -> Rules:
             raise ConfigError('rules.scoring: "whists" is valid only with 3 players '
                               f"(table.players = {players})", "rules.scoring")
     if "whists_per_trick" in section:
-        kw["whists_per_trick"] = check_int(section["whists_per_trick"], "rules.whists_per_trick", 1)
+        kw["whists_per_trick"] = check_int(section["whists_per_trick"], "rules.whists_per_trick", 1, MAX_NUMBER)
     if "progression" in section:
         prog = section["progression"]
         if not isinstance(prog, list) or not prog:
             raise ConfigError("rules.progression: must be a non-empty list of whole numbers, "
                               f"got {prog!r}", "rules.progression")
-        kw["progression"] = tuple(check_int(p, "rules.progression", 1) for p in prog)
+        kw["progression"] = tuple(check_int(p, "rules.progression", 1, MAX_NUMBER) for p in prog)
     if "same_dealer" in section:
         kw["same_dealer"] = check_bool(section["same_dealer"], "rules.same_dealer")
     if "last_step_dealer_penalty" in section and "last_step_dealer_penalty_points" in section:
@@ -236,10 +239,10 @@ def parse_rules(raw: object, players: int) -> Rules:
                           "(give one or the other)", "rules.last_step_dealer_penalty_points")
     if "last_step_dealer_penalty" in section:
         kw["last_step_dealer_penalty"] = check_int(section["last_step_dealer_penalty"],
-                                                   "rules.last_step_dealer_penalty", 0)
+                                                   "rules.last_step_dealer_penalty", 0, MAX_NUMBER)
     if "last_step_dealer_penalty_points" in section:
         kw["last_step_dealer_penalty_points"] = check_int(
-            section["last_step_dealer_penalty_points"], "rules.last_step_dealer_penalty_points", 0)
+            section["last_step_dealer_penalty_points"], "rules.last_step_dealer_penalty_points", 0, MAX_NUMBER)
     if "subtract_minimum" in section:
         kw["subtract_minimum"] = check_bool(section["subtract_minimum"], "rules.subtract_minimum")
     if "convention" in section:

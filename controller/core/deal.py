@@ -207,6 +207,7 @@ class Deal:
         self.total_tricks = 10
         self._trick_starts: list[int] = []
         self._finished, self._phase = False, AUCTION if self.rules.bidding else PLAYING
+        self._kind_name = None if self.rules.bidding else KIND_RASPASOVKA
         if self.rules.bidding:
             self.bidding = Bidding(Auction(self.active))
             self.kind: DealKind | None = None
@@ -234,6 +235,7 @@ class Deal:
         """Work out the phase again after a line (they change only with lines; cards read it)."""
         self._finished = self._is_finished()
         self._phase = self._phase_now()
+        self._kind_name = self._kind_now()
 
     def _phase_now(self) -> str:
         b = self.bidding
@@ -266,6 +268,9 @@ class Deal:
     @property
     def kind_name(self) -> str | None:
         """FORMATS-contracts.md ``kind``."""
+        return self._kind_name
+
+    def _kind_now(self) -> str | None:
         b = self.bidding
         if b is None:
             return KIND_RASPASOVKA

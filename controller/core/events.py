@@ -36,6 +36,7 @@ WHIST_MODES = ("open", "closed")
 # the field that carries the value of each contract control line
 VALUE_FIELD = {BID: "bid", CONTRACT: "game", WHIST: "call", WHIST_MODE: "mode"}
 _HEX = frozenset("0123456789abcdefABCDEF")
+MAX_T = 10**12      # seconds (31,000 years): every real session time, and exact as a float
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,8 +153,10 @@ def event_from_dict(obj: object, zones: Iterable[str]) -> TableEvent:
     t = obj.get("t")
     if isinstance(t, bool) or not isinstance(t, (int, float)):
         raise EventError("field 't' must be a number of seconds")
-    if not math.isfinite(t) or t < 0:
-        raise EventError(f"field 't' must be a finite number of seconds >= 0, got {t!r}")
+    # a bound before any float arithmetic: a 400-digit integer overflows math.isfinite
+    if not 0 <= t <= MAX_T:
+        shown = repr(t) if isinstance(t, float) or abs(t) < 10**20 else "a number of more than 20 digits"
+        raise EventError(f"field 't' must be a number of seconds from 0 to {MAX_T:.0e}, got {shown}")
     kind = obj.get("event")
     if kind == BUTTON:
         name = obj.get("button")

@@ -20,6 +20,7 @@ from .config import Rules
 
 CONVENTION_K = {"sochi": 1, "leningrad": 2}
 HELP_WHISTS = 10        # whists per pulya point of help, times k (a pulya point's worth in settlement)
+MAX_ENTRY = 10**12      # the largest gora, pulya or whists settle accepts (real pulkas: hundreds)
 
 
 @dataclass
@@ -269,6 +270,10 @@ def settle(pulka: Mapping[str, Mapping], convention: str = "sochi") -> dict[str,
     def num(v: object, where: str) -> Fraction:
         if isinstance(v, bool) or not isinstance(v, (int, float, Fraction)):
             raise ValueError(f"{where}: must be a number, got {v!r}")
+        # bounded before any arithmetic: a 4000-digit number would overflow the float output
+        if not (isinstance(v, float) and not math.isfinite(v)) and not -MAX_ENTRY <= v <= MAX_ENTRY:
+            shown = repr(v) if isinstance(v, float) or abs(v) < 10**20 else "a number of more than 20 digits"
+            raise ValueError(f"{where}: must be a number from -{MAX_ENTRY:.0e} to {MAX_ENTRY:.0e}, got {shown}")
         if isinstance(v, float):
             if not math.isfinite(v):
                 raise ValueError(f"{where}: must be a finite number, got {v!r}")

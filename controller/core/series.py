@@ -2,6 +2,9 @@
 RULES-contracts.md "Dealer and progression").
 
 The one place the series is worked out; the tracker asks it after every deal.
+(``controller/app/sim.py`` ``TableSimulator._advance`` and ``controller/app/report.py``
+``_deal_writes`` still follow the raspasovka series on their own; they belong to other
+owners and should ask :func:`next_deal` too -- left for the lead.)
 
 - An abandoned deal (``new_deal``, a misdeal): the same dealer deals again at the same step.
 - After a raspasovka with ``same_dealer``: the same dealer, the next price of the

@@ -33,8 +33,8 @@ from .cards import Card, zone_names
 from .config import GameConfig
 from .deal import (AUCTION, CONTRACT_PHASE, KIND_RASPASOVKA, PLAYING, PRIKUP, WHISTING, Deal, Trick, CARD)
 from .deck import Deck
-from .events import BID, BUTTON, CONTRACT, MISERE, PLACED, VALUE_FIELD, WHIST, WHIST_MODE, TableEvent
-from .bidding import contract_refusal
+from .events import BID, BUTTON, CONTRACT, MISERE, PLACED, VALUE_FIELD, WHIST, TableEvent
+from .bidding import MISERE_DEAL, contract_refusal
 from .scoring import DealWritten, Pulka, Writes, pulya_order, rounded, settle
 from .series import next_deal
 
@@ -52,7 +52,6 @@ TRANSITIONS = [
      "after": "_auction_decided"},                                          # all passed, or misère
     {"trigger": "called", "source": AUCTION, "dest": CONTRACT_PHASE, "conditions": "auction_decided",
      "after": "_auction_decided"},                                          # won with a game
-    {"trigger": "called", "source": AUCTION, "dest": None},                 # the auction goes on
     {"trigger": "declared", "source": CONTRACT_PHASE, "dest": IDLE, "conditions": "deal_over",
      "after": ["_ten_unwhisted", "_end_deal"]},                             # a 10 not whisted
     {"trigger": "declared", "source": CONTRACT_PHASE, "dest": WHISTING},
@@ -60,7 +59,6 @@ TRANSITIONS = [
      "after": "_whisting_decided"},
     {"trigger": "whisted", "source": WHISTING, "dest": IDLE, "conditions": "deal_over",
      "after": ["_whisting_decided", "_end_deal"]},                          # both pass, half-whist
-    {"trigger": "whisted", "source": WHISTING, "dest": None},
     {"trigger": "lead_card", "source": LEAD, "dest": FOLLOW},
     {"trigger": "close_trick", "source": FOLLOW, "dest": LEAD},
     {"trigger": "finish_deal", "source": FOLLOW, "dest": IDLE, "after": "_end_deal"},   # the 10th trick
@@ -506,7 +504,7 @@ class DealTracker:
             if seat != b.declarer:
                 return self._refuse(t, event, "the contract line is the declarer's" if b.declarer
                                     else "no contract after an all-pass auction")
-            if b.game == MISERE and b.auction.result == "misere":
+            if b.auction.result == MISERE_DEAL:
                 if value != MISERE or deal.plays:
                     return self._refuse(t, event, "a misere auction: the game is misere, until the first card")
                 return self._call(t, event, None)
@@ -529,8 +527,13 @@ class DealTracker:
         return self._call(t, event, None)
 
     def _call(self, t: float, event: TableEvent, trigger) -> list[Signal]:
+        """Record an accepted control line; fire ``trigger`` when the line ends its phase
+        (a call that leaves the auction or the whisting open changes no state)."""
         deal = self.deal
+        before = deal.phase
         deal.call(event.event, event.seat, event.call)
+        if deal.phase == before:
+            trigger = None
         data = {"deal": deal.number}
         if event.seat is not None:
             data["seat"] = event.seat

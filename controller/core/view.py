@@ -162,7 +162,9 @@ def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 
                  for s in seats]
         if len(lines) < DISPLAY_ROWS:       # 3 players: a status row; 4 players: the pulka fills the display
             dealer, step = tracker.next_deal_params()
-            lines.append("clear the table" if tracker.leftover
+            # with bidding the first bid waits for a clear table (no card on any zone)
+            unclear = tracker.leftover or (tracker.rules.bidding and tracker.present)
+            lines.append("clear the table" if unclear
                          else f"next: {label[dealer]} x{tracker.rules.progression[step]}")
     for alert in tracker.alerts:
         zone = alert.get("zone")

@@ -90,8 +90,9 @@ def encode(state: BetweenDeals) -> dict:
             "events_seen": state.events_seen, "finished_after": state.finished_after}
 
 
-def _decode_raw(raw: bytes) -> DealRecord:
-    return decode_record(json.loads(raw)["record"])
+def _decode_raw(raw) -> DealRecord:
+    """An earlier journal line: bytes, or anything ``bytes()`` reads it from (a line left on disk)."""
+    return decode_record(json.loads(bytes(raw))["record"])
 
 
 def decode(config: GameConfig, last: dict, events: int) -> BetweenDeals:
@@ -105,7 +106,7 @@ def decode(config: GameConfig, last: dict, events: int) -> BetweenDeals:
                         last.get("events_seen", events), last.get("finished_after"))
 
 
-def restore(config: GameConfig, deck: Deck | None, earlier: Iterable[bytes], last: dict | None
+def restore(config: GameConfig, deck: Deck | None, earlier: Iterable, last: dict | None
             ) -> DealTracker:
     """A tracker between deals as at journal object ``last``; ``earlier`` are the journal's
     raw lines before it (one per ended deal, decoded only when needed)."""

@@ -1,37 +1,61 @@
-"""Game logs (FORMATS.md "Game log"): one folder per session, crash-safe.
+"""Game logs (FORMATS.md "Game log"): one folder per session, crash-safe, repaired on resume.
 
 ``events.jsonl`` gets every table event, each followed by the derived lines
-(``"kind"``) the tracker made of it; every line is flushed as it is written and
-the file is fsync'd at every trick's and deal's end.  After a crash or power
-cut, :meth:`SessionLog.resume` drops a torn last line, and the table is exactly
-as it was after the last whole line.
+(``"kind"``) the tracker made of it; each group is one checked write, and the
+file is fsync'd at every trick's and deal's end.  ``checkpoints.jsonl`` is the
+checkpoint journal (:mod:`controller.store.journal`): one verified line per
+ended deal, so a long session resumes without replaying it all.  A session is
+finished (and never resumed) once ``summary.json`` exists.
 
-``checkpoints.jsonl`` is an append-only journal, one line per ended deal: that
-deal's record and the table between deals, with the byte offset in
-``events.jsonl`` it stands for.  Resuming reads the journal and replays only
-the events after its last line, so a 1,000-deal session resumes in
-milliseconds; the journal is derived data, and without it (or with a line that
-does not fit the events file) the events are replayed from the start.
+After a crash, a power cut or a full disk, :meth:`SessionLog.resume` leaves the
+table exactly as after the log's last whole line, and the log as a replay of
+its table-event lines would write it (FORMATS.md):
 
-A session is finished (and never resumed) once ``summary.json`` exists.
+- a torn last line is dropped (found by seeking to the file's end);
+- journal lines that do not fit the events (a file that shrank and grew again,
+  an edited line) are cut, and the journal is rebuilt from the events, also
+  when it is lost;
+- the missing derived lines of a torn group are written;
+- anything else that is not what the table writes (a zeroed block, a line cut
+  in the middle, an invalid line) is repaired: the file is rewritten from that
+  point with the readable table events after it and their derived lines, and
+  the bytes replaced are kept in ``events.jsonl.damaged``;
+- all of it is said in one WARNING line.
+
+A session that cannot be read at all (``config.toml`` missing or invalid,
+``events.jsonl`` not a regular file) raises :class:`SessionUnreadable`; the
+service moves it aside (:meth:`SessionLog.set_aside`, ``<name>.unreadable``)
+and starts a new one, instead of failing at every start.
+
+A write that fails (a full disk) loses nothing and tears nothing: the partial
+write is cut off again, the lines wait in memory, and every later append tries
+again; one ERROR line says so, one WARNING line when they are written.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import stat
+import zlib
+from collections import deque
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
 from ..core.config import GameConfig, load_game_config
 from ..core.deck import Deck, load_deck
-from ..core.errors import LogError
-from ..core.events import TableEvent, read_events
-from .replay import decoded_lines
-from ..core.tracker import BetweenDeals, DealTracker, Signal
+from ..core.errors import EventError, LogError, PreftableError
+from ..core.events import TableEvent, event_from_dict
+from ..core.tracker import DealTracker, Signal
 from . import checkpoints
+from . import journal as jr
+from .files import (DIR_MODE, fsync_dir, make_dir, open_append, open_fd, open_read,
+                    open_update, write_all, write_atomic)
+from .lines import read_lines
+from .replay import events_of_stream
 
 log = logging.getLogger(__name__)
 
@@ -40,30 +64,58 @@ CHECKPOINTS = "checkpoints.jsonl"
 CONFIG = "config.toml"
 DECK = "deck.toml"
 SUMMARY = "summary.json"
+DAMAGED = "events.jsonl.damaged"
+UNREADABLE = ".unreadable"
 _SYNC_KINDS = frozenset({"trick", "deal", "abandon", "undo"})
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+JOURNAL_BATCH = 1 << 20     # rebuilt journal lines written in batches of about this many bytes
+
+__all__ = ["SessionLog", "SessionUnreadable", "write_atomic", "EVENTS", "CHECKPOINTS", "CONFIG",
+           "DECK", "SUMMARY"]
+
+
+class SessionUnreadable(LogError):
+    """A session folder that cannot be resumed at all (its config, its events file)."""
 
 
 def _dumps(obj: dict) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode("utf-8")
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
+def _group(event: TableEvent, signals: Iterable[Signal]) -> bytes:
+    """The lines one table event writes: the event, then its derived lines."""
+    return _dumps(event.to_dict()) + b"".join(_dumps(s.to_dict()) for s in signals)
+
+
+def _take_checkpoint(tracker: DealTracker) -> dict:
+    """The checkpoint payload of the table between deals (its content: :mod:`.checkpoints`)."""
+    return checkpoints.encode(tracker.checkpoint())
+
+
+def _restore(game: GameConfig, deck: Deck | None, earlier: list, last: dict) -> DealTracker:
+    return checkpoints.restore(game, deck, earlier, last)
+
+
+class _JournalLine:
+    """An earlier deal's journal line, read from the journal only when the tracker needs it
+    (a 10,000-deal session resumes without holding its journal in memory)."""
+
+    __slots__ = ("path", "offset", "length")
+
+    def __init__(self, path: Path, offset: int, length: int):
+        self.path, self.offset, self.length = path, offset, length
+
+    def __bytes__(self) -> bytes:
+        with open_read(self.path) as fh:
+            fh.seek(self.offset)
+            return fh.read(self.length)
+
+
+def _is_regular(path: Path) -> bool:
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write a whole file so that a crash leaves either the old or the new one."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 class SessionLog:
@@ -73,93 +125,168 @@ class SessionLog:
         self.folder = folder
         self.events_path = folder / EVENTS
         self.checkpoints_path = folder / CHECKPOINTS
+        self.journal = jr.Journal(self.checkpoints_path)
         self._fh = None
-        self._journal = None
         self.size = 0           # bytes of events.jsonl written so far (known after resume/create)
         self.count = 0          # table events in it
+        self.repairs: list[str] = []    # what the last resume repaired
+        self._crc = 0           # CRC-32 of the events file's bytes (for the journal)
+        self._pending = bytearray()     # lines not yet written (a full disk)
+        self._pending_cps: list[tuple[int, int, float, dict]] = []
+        self._sync_due = False
+        self._failing: str | None = None
+        self._unborn: tuple[GameConfig, Deck | None] | None = None  # folder still to be made
+        self._no_journal = False        # the file holds damage not yet repaired: no checkpoints
 
     # --- finding and creating sessions -------------------------------------------------
 
     @staticmethod
     def sessions(log_dir: Path) -> list[Path]:
-        """Session folders under ``log_dir``, oldest first (names are UTC start times)."""
-        if not log_dir.is_dir():
+        """Session folders under ``log_dir``, oldest first (names are UTC start times).
+
+        Symlinked folders, folders set aside as unreadable, and folders whose
+        ``events.jsonl`` is not a regular file are not sessions.
+        """
+        try:
+            children = list(log_dir.iterdir())
+        except OSError:
             return []
-        return sorted(p for p in log_dir.iterdir() if p.is_dir() and (p / EVENTS).exists())
+        return sorted(p for p in children
+                      if not p.name.endswith(UNREADABLE) and stat.S_ISDIR(os.lstat(p).st_mode)
+                      and (p / EVENTS).exists())
 
     @classmethod
     def newest_unfinished(cls, log_dir: Path) -> "SessionLog | None":
         for folder in reversed(cls.sessions(log_dir)):
-            if not (folder / SUMMARY).exists():
+            if not os.path.lexists(folder / SUMMARY):
                 return cls(folder)
         return None
 
     @classmethod
     def create(cls, log_dir: Path, game: GameConfig, deck: Deck | None,
                now: datetime | None = None) -> "SessionLog":
+        """A new session folder.  On a full disk the folder is made later, at the first
+        write that finds room; the game goes on meanwhile."""
         now = now or datetime.now(timezone.utc)
         stamp = now.strftime("%Y-%m-%dT%H-%M-%SZ")
         try:
-            log_dir.mkdir(parents=True, exist_ok=True)
+            if not log_dir.is_dir():
+                log_dir.mkdir(parents=True, mode=DIR_MODE)
+                os.chmod(log_dir, DIR_MODE)
             folder = log_dir / stamp
             n = 1
-            while True:
-                try:
-                    folder.mkdir()
-                    break
-                except FileExistsError:
-                    n += 1
-                    folder = log_dir / f"{stamp}-{n}"
-            write_atomic(folder / CONFIG, game.to_toml().encode("utf-8"))
-            if deck is not None:
-                write_atomic(folder / DECK, deck.to_toml().encode("utf-8"))
-            (folder / EVENTS).touch()
-            _fsync_dir(folder)
+            while os.path.lexists(folder) or os.path.lexists(folder.with_name(folder.name + UNREADABLE)):
+                n += 1
+                folder = log_dir / f"{stamp}-{n}"
         except OSError as exc:
             raise LogError(f"{log_dir}: cannot create a session folder: {exc.strerror}") from None
+        session = cls(folder)
+        session._unborn = (game, deck)
+        try:
+            session._materialize()
+        except OSError as exc:
+            if exc.errno not in _FULL:
+                raise LogError(f"{log_dir}: cannot create a session folder: {exc.strerror}") from None
+            session._fail(exc)
         log.info("new session %s", folder)
-        return cls(folder)
+        return session
+
+    def _materialize(self) -> None:
+        """Make the folder of a new session with its config, deck and empty events file."""
+        if self._unborn is None:
+            return
+        game, deck = self._unborn
+        try:
+            make_dir(self.folder)
+        except FileExistsError:
+            pass                # a retry after a full disk: the folder was made before
+        write_atomic(self.folder / CONFIG, game.to_toml().encode("utf-8"))
+        if deck is not None:
+            write_atomic(self.folder / DECK, deck.to_toml().encode("utf-8"))
+        os.close(open_fd(self.events_path, os.O_WRONLY | os.O_CREAT))
+        fsync_dir(self.folder)
+        fsync_dir(self.folder.parent)
+        self._unborn = None
+
+    def set_aside(self, reason: str) -> Path:
+        """Move an unreadable session out of the way (``<name>.unreadable``), with one WARNING."""
+        target = self.folder.with_name(self.folder.name + UNREADABLE)
+        n = 1
+        while os.path.lexists(target):
+            n += 1
+            target = self.folder.with_name(f"{self.folder.name}{UNREADABLE}-{n}")
+        try:
+            os.rename(self.folder, target)
+        except OSError as exc:
+            raise LogError(f"{self.folder}: unreadable ({reason}) and cannot be moved aside: "
+                           f"{exc.strerror}") from None
+        log.warning("%s: cannot be resumed (%s); moved to %s, starting a new session",
+                    self.folder, reason, target.name)
+        return target
 
     # --- reading -----------------------------------------------------------------------
 
     def game_config(self) -> GameConfig:
-        return load_game_config(self.folder / CONFIG)
+        path = self.folder / CONFIG
+        if os.path.islink(path):
+            raise SessionUnreadable(f"{path}: is a symlink")
+        try:
+            return load_game_config(path)
+        except PreftableError as exc:
+            raise SessionUnreadable(str(exc)) from None
 
     def deck(self) -> Deck | None:
         path = self.folder / DECK
-        return load_deck(path) if path.exists() else None
+        if not os.path.lexists(path):
+            return None
+        if os.path.islink(path):
+            raise SessionUnreadable(f"{path}: is a symlink")
+        try:
+            return load_deck(path)
+        except PreftableError as exc:
+            raise SessionUnreadable(str(exc)) from None
 
     def drop_torn_line(self, path: Path | None = None) -> int:
-        """Truncate a last line that was cut short by a crash; return the bytes dropped."""
+        """Truncate a last line that was cut short by a crash; return the bytes dropped.
+
+        Only the file's end is read: backwards from it, to the last newline.
+        """
         path = path or self.events_path
-        if not path.exists():
-            return 0
         try:
-            with open(path, "rb+") as fh:
-                data = fh.read()
-                if not data or data.endswith(b"\n"):
-                    return 0
-                keep = data.rfind(b"\n") + 1
-                fh.truncate(keep)
-                fh.flush()
-                os.fsync(fh.fileno())
-                log.warning("%s: dropped a torn last line (%d bytes)", path, len(data) - keep)
-                return len(data) - keep
+            fh = open_update(path)
+        except FileNotFoundError:
+            return 0
         except OSError as exc:
-            raise LogError(f"{path}: cannot repair: {exc.strerror}") from None
+            raise SessionUnreadable(f"{path}: cannot open: {exc.strerror}") from None
+        with fh:
+            size = os.fstat(fh.fileno()).st_size
+            end = size
+            while end > 0:
+                start = max(0, end - 65536)
+                block = os.pread(fh.fileno(), end - start, start)
+                if end == size and block.endswith(b"\n"):
+                    return 0
+                cut = block.rfind(b"\n")
+                if cut >= 0:
+                    end = start + cut + 1
+                    break
+                end = start
+            os.ftruncate(fh.fileno(), end)
+            os.fsync(fh.fileno())
+        self.repairs.append(f"dropped a torn last line ({size - end} bytes)")
+        return size - end
 
     def table_events(self, zones: Iterable[str], offset: int = 0) -> list[TableEvent]:
-        try:
-            with open(self.events_path, "rb") as fh:
-                fh.seek(offset)
-                data = fh.read()
-        except OSError as exc:
-            raise LogError(f"{self.events_path}: cannot read: {exc.strerror}") from None
-
+        """The valid table events of the log from byte ``offset`` (invalid lines logged)."""
         def bad(number: int, message: str) -> None:
             log.warning("%s:%d: skipped: %s", self.events_path, number, message)
 
-        return list(read_events(decoded_lines(data, bad), tuple(zones), bad))
+        try:
+            with open_read(self.events_path) as fh:
+                fh.seek(offset)
+                return list(events_of_stream(fh, tuple(zones), bad))
+        except OSError as exc:
+            raise LogError(f"{self.events_path}: cannot read: {exc.strerror}") from None
 
     def replay(self, game: GameConfig | None = None, deck: Deck | None = None
                ) -> tuple[DealTracker, list[TableEvent]]:
@@ -170,118 +297,381 @@ class SessionLog:
             tracker.feed(event)
         return tracker, events
 
-    def _checkpoints(self, size: int) -> tuple[list[bytes], dict | None]:
-        """The journal lines before the last usable one (raw), and that one parsed.
-
-        Only the last line is parsed here: it must fit an events file of ``size``
-        bytes and be the journal's n-th deal.  A damaged last line is dropped and the
-        one before it tried.
-        """
-        self.drop_torn_line(self.checkpoints_path)
-        try:
-            lines = self.checkpoints_path.read_bytes().splitlines()
-        except FileNotFoundError:
-            return [], None
-        except OSError as exc:
-            log.warning("%s: cannot read (%s): replaying all events", self.checkpoints_path, exc.strerror)
-            return [], None
-        if not all(line.startswith(b'{"offset":') and line.endswith(b"}") for line in lines):
-            log.warning("%s: damaged: replaying all events", self.checkpoints_path)
-            return [], None
-        while lines:
-            try:
-                last = json.loads(lines[-1])
-                if (isinstance(last["offset"], int) and 0 < last["offset"] <= size
-                        and last["record"]["number"] == len(lines)):
-                    return lines[:-1], last
-            except (ValueError, KeyError, TypeError):
-                pass
-            log.warning("%s:%d: does not fit the events; using the line before it",
-                        self.checkpoints_path, len(lines))
-            lines.pop()
-        return [], None
+    # --- resume ------------------------------------------------------------------------
 
     def resume(self, game: GameConfig, deck: Deck | None) -> tuple[DealTracker, int, float]:
-        """The tracker as after the log's last whole line (a torn line is dropped).
+        """The tracker as after the log's last whole line, the log repaired (see the module).
 
         Returns the tracker, the number of table events in the log and the last ``t``.
         """
+        self.repairs = []
+        if not _is_regular(self.events_path):
+            raise SessionUnreadable(f"{self.events_path}: not a regular file")
         self.drop_torn_line()
-        size = self.events_path.stat().st_size
-        earlier, last = self._checkpoints(size)
         try:
-            tracker = checkpoints.restore(game, deck, earlier, last)
-        except (KeyError, TypeError, ValueError) as exc:
-            log.warning("%s: unusable (%s): replaying all events", self.checkpoints_path, exc)
-            last, tracker = None, DealTracker(game, deck)
-        offset = last["offset"] if last else 0
-        tail = self.table_events(tracker.zones, offset)
-        for event in tail:
-            tracker.feed(event)
-        self.size = size
-        self.count = (last["events"] if last else 0) + len(tail)
-        last_t = tail[-1].t if tail else (last["t"] if last else 0.0)
-        return tracker, self.count, last_t
+            fh = open_read(self.events_path)
+        except OSError as exc:
+            raise SessionUnreadable(f"{self.events_path}: cannot read: {exc.strerror}") from None
+        with fh:
+            size = os.fstat(fh.fileno()).st_size
+            tracker, offset, count, last_t, crc = self._from_journal(game, deck, fh, size)
+            tracker = self._replay_tail(fh, size, tracker, offset, count, last_t, crc)
+        if self.repairs:
+            log.warning("%s: repaired on resume: %s", self.folder, "; ".join(self.repairs))
+        return tracker, self.count, self._last_t
+
+    def _from_journal(self, game, deck, fh, size):
+        """The tracker at the journal's last line that fits the events, and where it stands."""
+        entries, length, rest, fit, crc = jr.verify_while_reading(self.journal, fh, size)
+        used = entries[:fit]
+        if used and not self._segment_fits(fh, used):
+            used, fit = used[:-1], fit - 1
+            crc = used[-1].crc if used else 0
+        tracker = None
+        if used:
+            lines = jr.chain(used)
+            last = lines[-1]
+            try:
+                if last.deal is not None and last.deal != len(lines):
+                    raise ValueError(f"deal {last.deal} after {len(lines) - 1} deals")
+                earlier = [_JournalLine(self.checkpoints_path, e.start, e.length) for e in lines[:-1]]
+                tracker = _restore(game, deck, earlier, self.journal.payload(last))
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+                self.repairs.append(f"checkpoint journal unusable ({exc}): rebuilt from the events")
+                used, fit, crc = [], 0, 0
+        if len(used) < len(entries) or rest:
+            dropped = len(entries) - len(used) + rest
+            if tracker is not None:
+                self.repairs.append(f"checkpoint journal: cut {dropped} lines that do not fit the events")
+            elif not self.repairs:      # (an unusable line has said so already)
+                self.repairs.append("checkpoint journal does not fit the events: rebuilt from them")
+            try:
+                self.journal.truncate(used[-1].end if used else 0)
+            except OSError as exc:
+                self.repairs.append(f"cannot cut the checkpoint journal ({exc.strerror})")
+                self._no_journal = True
+        if tracker is None:
+            return DealTracker(game, deck), 0, 0, 0.0, 0
+        last = used[-1]
+        return tracker, last.offset, last.events, last.t, crc
+
+    @staticmethod
+    def _segment_fits(fh, used: list[jr.Entry]) -> bool:
+        """The event count of the last checkpoint's own deal agrees with the events file."""
+        last = used[-1]
+        start, before = (used[-2].offset, used[-2].events) if len(used) > 1 else (0, 0)
+        segment = os.pread(fh.fileno(), last.offset - start, start)
+        return before + jr.count_events(segment) == last.events
+
+    def _replay_tail(self, fh, size: int, tracker: DealTracker, offset: int, count: int,
+                     last_t: float, crc: int) -> DealTracker:
+        """Feed the events after ``offset``, checking that each group of lines is what the
+        tracker derives, and repair what is not (see the module)."""
+        zones = tuple(tracker.zones)
+        owed: deque[bytes] = deque()     # derived lines the last event still owes, in order
+        pending_cp: dict | None = None
+        journal = bytearray()
+        salvage = None                   # the rewritten rest of the file, from the damage on
+        damaged_at, lost, nul = None, 0, 0
+        pos = offset
+
+        def checkpoint_at(end: int, crc_at: int) -> None:
+            nonlocal pending_cp
+            journal.extend(jr.encode(end, count, last_t, crc_at, pending_cp))
+            pending_cp = None
+
+        fh.seek(offset)
+        for start, raw, n in read_lines(fh, offset):
+            if salvage is None:
+                if owed and raw == owed[0]:
+                    owed.popleft()
+                    crc = zlib.crc32(raw + b"\n", crc)
+                    pos = start + n
+                    if not owed and pending_cp is not None:
+                        checkpoint_at(pos, crc)
+                    continue
+                event = None if owed or raw is None else self._event(raw, zones, last_t)
+                if event is not None:
+                    signals = tracker.feed(event)
+                    count, last_t = count + 1, event.t
+                    crc = zlib.crc32(raw + b"\n", crc)
+                    pos = start + n
+                    owed = deque(_dumps(s.to_dict())[:-1] for s in signals)
+                    if any(s.kind == "deal" for s in signals) and tracker.deal is None:
+                        pending_cp = _take_checkpoint(tracker)
+                    if len(journal) > JOURNAL_BATCH and not self._no_journal:
+                        self._write_journal(journal, sync=False)    # rebuilding: memory stays flat
+                    continue
+                # not what the table writes here: rewrite the file from this line on
+                damaged_at = start
+                salvage = self._begin_salvage(damaged_at)
+                missing = b"".join(line + b"\n" for line in owed)
+                if missing:
+                    salvage.write(missing)
+                    crc = zlib.crc32(missing, crc)
+                    pos += len(missing)
+                    self.repairs.append(f"wrote {len(owed)} missing derived lines")
+                    owed.clear()
+                if pending_cp is not None:
+                    checkpoint_at(pos, crc)
+            if raw is None:
+                lost += 1
+                continue
+            if raw.startswith(b'{"t": ') and b'"kind": ' in raw[:40] and b"\0" not in raw:
+                continue                 # derived lines are written anew from the events
+            event = self._event(raw, zones, last_t) if raw.strip() else None
+            if event is None:
+                lost += 1 if raw.strip() else 0
+                nul += raw.count(b"\0")
+                continue
+            signals = tracker.feed(event)
+            count, last_t = count + 1, event.t
+            data = _group(event, signals)
+            salvage.write(data)
+            crc = zlib.crc32(data, crc)
+            pos += len(data)
+            if any(s.kind == "deal" for s in signals) and tracker.deal is None:
+                pending_cp = _take_checkpoint(tracker)
+                checkpoint_at(pos, crc)
+
+        self.count, self._last_t = count, last_t
+        if salvage is not None:
+            ok = self._end_salvage(salvage, damaged_at, size)
+            what = f"{lost} unreadable lines" + (f" ({nul} NUL bytes)" if nul else "")
+            self.repairs.append(f"from byte {damaged_at} on, {what} dropped and the log rewritten "
+                                f"from its readable events" + (f", the old bytes kept in {DAMAGED}"
+                                                               if ok else " (not possible now)"))
+            self.size, self._crc = (pos, crc) if ok else (size, 0)
+            if not ok:
+                self._no_journal = True
+        else:
+            self.size, self._crc = pos, crc
+            if owed:                    # a torn group: its derived lines were never written
+                self.repairs.append(f"wrote {len(owed)} missing derived lines of the last event")
+                self._queue(b"".join(line + b"\n" for line in owed), sync=True)
+                if pending_cp is not None:
+                    self._pending_cps.append((len(self._pending), count, last_t, pending_cp))
+                self._flush()
+        if journal and not self._no_journal:
+            self._write_journal(journal, sync=True)
+        return tracker
+
+    def _write_journal(self, lines: bytearray, sync: bool) -> None:
+        """Append rebuilt journal lines (and forget them); a failure only costs a longer resume."""
+        try:
+            self.journal.append(bytes(lines), sync=sync)
+        except OSError as exc:
+            log.warning("%s: cannot write (%s); a resume will replay more events",
+                        self.checkpoints_path, exc.strerror)
+            self._no_journal = True     # no line after a gap: the journal stays a prefix
+        lines.clear()
+
+    @staticmethod
+    def _event(raw: bytes, zones: tuple[str, ...], last_t: float) -> TableEvent | None:
+        """The table event of a line, or None for anything else (derived, invalid, t going back)."""
+        try:
+            obj = json.loads(raw)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(obj, dict) or "kind" in obj:
+            return None
+        try:
+            event = event_from_dict(obj, zones)
+        except EventError:
+            return None
+        return event if event.t >= last_t else None
+
+    def _begin_salvage(self, damaged_at: int):
+        """A temporary file holding the events file's bytes before ``damaged_at``."""
+        tmp = self.events_path.with_name(EVENTS + ".tmp")
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        try:
+            out = os.fdopen(open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL), "wb", buffering=0)
+            with open_read(self.events_path) as src:
+                left = damaged_at
+                while left:
+                    chunk = src.read(min(left, 1 << 20))
+                    if not chunk:
+                        break
+                    write_all(out.fileno(), chunk)
+                    left -= len(chunk)
+        except OSError as exc:
+            return _Unwritable(exc)
+        return _Salvage(out, tmp)
+
+    def _end_salvage(self, salvage, damaged_at: int, size: int) -> bool:
+        """Keep the replaced bytes in ``events.jsonl.damaged`` and put the rewritten file in place."""
+        if not salvage.close():
+            log.error("%s: cannot rewrite the damaged lines now (%s); the game goes on",
+                      self.events_path, salvage.error)
+            return False
+        try:
+            with open_read(self.events_path) as src, open_append(self.folder / DAMAGED) as keep:
+                src.seek(damaged_at)
+                while chunk := src.read(1 << 20):
+                    write_all(keep.fileno(), chunk)
+                os.fsync(keep.fileno())
+            os.replace(salvage.path, self.events_path)
+            fsync_dir(self.folder)
+        except OSError as exc:
+            log.error("%s: cannot rewrite the damaged lines now (%s); the game goes on",
+                      self.events_path, exc.strerror)
+            salvage.discard()
+            return False
+        return True
 
     # --- writing -----------------------------------------------------------------------
 
     def _open(self):
         if self._fh is None:
-            try:
-                self._fh = open(self.events_path, "ab", buffering=0)
-            except OSError as exc:
-                raise LogError(f"{self.events_path}: cannot append: {exc.strerror}") from None
+            self._materialize()
+            self._fh = open_append(self.events_path)
         return self._fh
 
-    def append(self, event: TableEvent, signals: Iterable[Signal],
-               checkpoint: BetweenDeals | None = None) -> None:
+    def _queue(self, data: bytes, sync: bool) -> None:
+        self._pending += data
+        self._sync_due = self._sync_due or sync
+
+    def _fail(self, exc: OSError) -> None:
+        if self._failing is None:
+            full = "the disk is full" if exc.errno in _FULL else exc.strerror
+            log.error("%s: cannot write (%s): the game goes on in memory and is written "
+                      "as soon as it can be", self.events_path, full)
+        self._failing = exc.strerror or str(exc)
+
+    def _flush(self) -> bool:
+        """Write the waiting lines (then their checkpoints); False if they must wait more."""
+        if not self._pending:
+            return True
+        try:
+            fh = self._open()
+        except OSError as exc:
+            self._fail(exc)
+            return False
+        try:
+            write_all(fh.fileno(), self._pending)
+            if self._sync_due:
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            try:                # cut a partial write off again: never leave a torn line
+                os.ftruncate(fh.fileno(), self.size)
+            except OSError:
+                pass
+            self._fail(exc)
+            return False
+        data, cps = bytes(self._pending), self._pending_cps
+        self._pending, self._pending_cps, self._sync_due = bytearray(), [], False
+        lines, done = bytearray(), 0
+        for end, events, t, payload in cps:
+            self._crc = zlib.crc32(data[done:end], self._crc)
+            done = end
+            lines += jr.encode(self.size + end, events, t, self._crc, payload)
+        self._crc = zlib.crc32(data[done:], self._crc)
+        self.size += len(data)
+        if self._failing is not None:
+            log.warning("%s: written again after '%s'", self.events_path, self._failing)
+            self._failing = None
+        if lines and not self._no_journal:     # derived data: the events alone are enough
+            self._write_journal(lines, sync=True)
+        return True
+
+    def append(self, event: TableEvent, signals: Iterable[Signal], checkpoint=None) -> None:
         """Append a table event and its derived lines; fsync at a trick's or deal's end.
 
         ``checkpoint`` (the tracker's, when a deal ended) goes to the journal once the
-        events it stands for are on disk.
+        events it stands for are on disk.  A write that fails is kept and retried.
         """
-        data = bytearray(_dumps(event.to_dict()))
-        sync = checkpoint is not None
-        for signal in signals:
-            data += _dumps(signal.to_dict())
-            sync = sync or signal.kind in _SYNC_KINDS
-        fh = self._open()
-        try:
-            fh.write(bytes(data))       # unbuffered: one write per event, in the kernel at once
-            if sync:
-                os.fsync(fh.fileno())
-        except OSError as exc:
-            raise LogError(f"{self.events_path}: cannot write: {exc.strerror}") from None
-        self.size += len(data)
+        signals = list(signals)
+        if checkpoint is not None and not isinstance(checkpoint, dict):
+            checkpoint = checkpoints.encode(checkpoint)     # the tracker's BetweenDeals
+        self._queue(_group(event, signals),
+                    sync=checkpoint is not None or any(s.kind in _SYNC_KINDS for s in signals))
         self.count += 1
         if checkpoint is not None:
-            self._write_checkpoint({"offset": self.size, "events": self.count, "t": event.t,
-                                    **checkpoints.encode(checkpoint)})
+            self._pending_cps.append((len(self._pending), self.count, event.t, checkpoint))
+        self._flush()
 
-    def _write_checkpoint(self, cp: dict) -> None:
-        try:
-            if self._journal is None:
-                self._journal = open(self.checkpoints_path, "ab", buffering=0)
-            self._journal.write(json.dumps(cp, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
-            os.fsync(self._journal.fileno())
-        except OSError as exc:      # derived data: the events alone are enough to resume
-            log.warning("%s: cannot write (%s); a resume will replay more events",
-                        self.checkpoints_path, exc.strerror)
+    @property
+    def waiting(self) -> int:
+        """Bytes of lines kept in memory, not yet written."""
+        return len(self._pending)
 
     def finish(self, summary: dict) -> Path:
         """Mark the session finished by writing its ``summary.json``."""
         self.close()
+        if self._pending:
+            raise LogError(f"{self.events_path}: cannot write ({self._failing}); "
+                           "the session stays open")
         path = self.folder / SUMMARY
-        write_atomic(path, (json.dumps(summary, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+        try:
+            write_atomic(path, (json.dumps(summary, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+        except OSError as exc:
+            raise LogError(f"{path}: cannot write: {exc.strerror}") from None
         return path
 
     def close(self) -> None:
-        if self._journal is not None:
-            self._journal.close()
-            self._journal = None
+        self._flush()
+        if self._pending:
+            log.error("%s: %d bytes of lines could not be written (%s)", self.events_path,
+                      len(self._pending), self._failing)
+        self.journal.close()
         if self._fh is not None:
             try:
                 os.fsync(self._fh.fileno())
+            except OSError:
+                pass
             finally:
                 self._fh.close()
                 self._fh = None
+
+
+class _Salvage:
+    """The rewritten events file being written (a temporary beside it)."""
+
+    def __init__(self, fh, path: Path):
+        self.fh, self.path, self.error = fh, path, None
+
+    def write(self, data: bytes) -> None:
+        if self.error is None:
+            try:
+                write_all(self.fh.fileno(), data)
+            except OSError as exc:
+                self.error = exc.strerror
+
+    def close(self) -> bool:
+        try:
+            if self.error is None:
+                os.fsync(self.fh.fileno())
+        except OSError as exc:
+            self.error = exc.strerror
+        self.fh.close()
+        if self.error is not None:
+            self.discard()
+        return self.error is None
+
+    def discard(self) -> None:
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
+class _Unwritable(_Salvage):
+    """A rewrite that could not even begin (a full disk): the repair waits for a later start."""
+
+    def __init__(self, exc: OSError):
+        self.fh, self.path, self.error = None, None, exc.strerror
+
+    def write(self, data: bytes) -> None:
+        pass
+
+    def close(self) -> bool:
+        return False
+
+    def discard(self) -> None:
+        pass
+
+

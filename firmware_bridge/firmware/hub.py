@@ -153,7 +153,8 @@ class Hub:
         """Frames dropped since boot (the HB's ``dropped_frames``): input lines (garbage,
         bad CRC, over-long, bad sequence number, unknown verb) and frames that
         could not be sent."""
-        return (self.parser.dropped + self.rejected + self.tx_dropped) & UINT32
+        unsent = self.tx_dropped + getattr(self.transport, "dropped", 0)   # the USB queue's overflow
+        return (self.parser.dropped + self.rejected + unsent) & UINT32
 
     # -- start ----------------------------------------------------------
     def start(self):

@@ -13,14 +13,14 @@ MAX_PENDING = 8192       # bytes the host hasn't read yet before frames are drop
 
 class FdTransport:
     """Non-blocking I/O on ``fd``.  When the other side doesn't read, whole writes are
-    dropped (counted in ``tx_dropped``) rather than blocking the firmware, like a
+    dropped (counted in ``dropped``) rather than blocking the firmware, like a
     Pico's USB CDC with no host attached."""
 
     def __init__(self, fd):
         self.fd = fd
         os.set_blocking(fd, False)
         self._pending = b""
-        self.tx_dropped = 0
+        self.dropped = 0
 
     def read(self):
         try:
@@ -34,7 +34,7 @@ class FdTransport:
 
     def write(self, data):
         if len(self._pending) + len(data) > MAX_PENDING:
-            self.tx_dropped += 1
+            self.dropped += 1
             log.debug("host not reading: dropped %r", data[:40])
             return
         self._pending += bytes(data)

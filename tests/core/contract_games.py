@@ -130,7 +130,7 @@ def find_play(active: list[str], game: str, declarer: str | None, taken: dict[st
 # --- whole mixed games as table events (properties, resume tests, the benchmark) -----------
 
 from controller.core.bidding import Auction, level as game_level          # noqa: E402
-from controller.core.events import (BID, BUTTON, CONTRACT, PLACED, REMOVED, WHIST, WHIST_MODE,  # noqa: E402
+from controller.core.events import (BID, CONTRACT, PLACED, REMOVED, WHIST, WHIST_MODE,  # noqa: E402
                                     TableEvent, control)
 
 GAMES = [f"{lv}{st}" for lv in range(6, 11) for st in "scdhn"]

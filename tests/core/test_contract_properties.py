@@ -105,3 +105,40 @@ def test_the_noise_makes_mistakes():
     tracker = DealTracker(cfg)
     kinds = {s.data["type"] for s in tracker.feed_all(MixedGame(cfg, 3, noise=True).deals(30)) if s.kind == "mistake"}
     assert kinds == {"invalid_control", "not_in_play"}
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 100_000), game=st.sampled_from(["6s", "7c", "8d", "9h", "10n", "6n", "misere"]),
+       revoke=st.one_of(st.none(), st.tuples(st.integers(1, 8), st.sampled_from(["seat2", "seat3", "seat1"]),
+                                             st.sampled_from(["trump", "discard"]))))
+def test_the_play_agrees_with_a_second_reading(seed, game, revoke):
+    """Winners, leaders and revokes against contract_games' independent play engine."""
+    import random as _random
+    from contract_games import play_deal, trump_of
+    from table_script import Script
+    if revoke is not None and revoke[2] == "trump" and trump_of(game) is None:
+        revoke = (revoke[0], revoke[1], "discard")
+    played = None
+    for attempt in range(50):
+        played = play_deal(_random.Random(seed * 50 + attempt), ["seat2", "seat3", "seat1"], game, "seat2", 0, revoke)
+        if played is not None:
+            break
+    if played is None:
+        return
+    s = Script(config(bidding=True))
+    s.bids(f"seat2:{game}", "seat3:pass", "seat1:pass")
+    if game != "misere":
+        s.contract("seat2", game)
+        s.whists("seat3:whist", "seat1:whist")
+    for trick in played.tricks:
+        s.trick(*(f"{z}:{c}" for z, c in trick))
+    deal = s.summary["deals"][0]
+    assert [t["winner"] for t in deal["tricks"]] == played.winners
+    assert [t["leader"] for t in deal["tricks"]] == ["seat2"] + played.winners[:-1]
+    assert deal["complete"] and s.tracker.state == "idle"
+    if played.revoke is None:
+        assert deal["revoke"] is None and not s.mistakes()
+    else:
+        trick, seat = played.revoke
+        assert deal["revoke"] == seat and deal["revoke_trick"] == trick + 1
+        assert {m.data["type"] for m in s.mistakes()} == {"revoke"}

@@ -4,7 +4,7 @@ series, and the derived lines (RULES-contracts.md, FORMATS-contracts.md)."""
 
 import pytest
 
-from contract_games import active_after, find_play
+from contract_games import find_play
 from table_script import Script, config
 from test_ref_contract import expect, play_cards
 

@@ -62,3 +62,38 @@ def test_null_fields_count_as_absent():
 def test_constructors():
     assert placed(1, "seat1", card="T\u2665").to_dict()["card"] == "10h"
     assert button(3, "confirm").button == "confirm"
+
+
+def test_control_lines_of_the_contract_game():
+    lines = ['{"t": 1, "event": "bid", "seat": "seat2", "bid": "7H"}',
+             '{"t": 2, "event": "bid", "seat": "seat3", "bid": "Misère"}',
+             '{"t": 3, "event": "bid", "seat": "seat1", "bid": "PASS"}',
+             '{"t": 4, "event": "contract", "seat": "seat2", "game": "10N"}',
+             '{"t": 5, "event": "whist", "seat": "seat3", "call": "half"}',
+             '{"t": 6, "event": "whist_mode", "mode": "open", "seat": "anyone"}']
+    events, errors = run(lines)
+    assert not errors
+    assert [(e.event, e.seat, e.call) for e in events] == [
+        ("bid", "seat2", "7h"), ("bid", "seat3", "misere"), ("bid", "seat1", "pass"),
+        ("contract", "seat2", "10n"), ("whist", "seat3", "half"), ("whist_mode", None, "open")]
+    assert [json.loads(e.to_json()) for e in events][0] == {"t": 1.0, "event": "bid", "seat": "seat2", "bid": "7h"}
+    assert json.loads(events[5].to_json()) == {"t": 6.0, "event": "whist_mode", "mode": "open"}
+
+
+def test_invalid_control_lines_are_reported_and_skipped():
+    lines = ['{"t": 1, "event": "bid", "seat": "seat2", "bid": "11s"}',        # 1 no such bid
+             '{"t": 1, "event": "bid", "seat": "seat4", "bid": "6s"}',         # 2 no seat4 at 3 players
+             '{"t": 1, "event": "bid", "bid": "6s"}',                          # 3 no seat
+             '{"t": 1, "event": "contract", "seat": "seat2", "game": "pass"}', # 4 pass is no game
+             '{"t": 1, "event": "whist", "seat": "seat2", "call": "maybe"}',   # 5
+             '{"t": 1, "event": "whist_mode", "mode": "dark"}',                # 6
+             '{"t": 1, "event": "bid", "seat": "seat2", "bid": "6s", "zone": "seat2"}',   # 7 no zone
+             '{"t": 1, "event": "whist", "seat": "seat2", "call": "Whist"}',   # 8 calls are as written
+             '{"t": 2, "event": "bid", "seat": "seat2", "bid": "6s"}',         # 9 ok
+             '{"t": 1.5, "event": "bid", "seat": "seat3", "bid": "pass"}']     # 10 back in time
+    events, errors = run(lines)
+    assert [n for n, _ in errors] == [1, 2, 3, 4, 5, 6, 7, 8, 10] and len(events) == 1
+    assert "seat1, seat2, seat3" in dict(errors)[2]
+    four = list(read_events(['{"t": 1, "event": "bid", "seat": "seat4", "bid": "6s"}'],
+                            ZONES[:3] + ("seat4", "prikup")))
+    assert four[0].seat == "seat4"

@@ -503,3 +503,36 @@ def test_every_firmware_file_compiles_with_mpy_cross(path, tmp_path):
     assert proc.returncode == 0, err.decode()
     assert (tmp_path / "out.mpy").read_bytes()[:1] == b"M"
 
+
+
+def test_firmware_driver_decides_a_4_byte_uid_starting_0x88_by_the_sak():
+    """Issue 9 item 9, the firmware's half (CPython, the same driver file MicroPython runs)."""
+    from firmware_bridge.firmware.rc522 import Rc522
+    from firmware_bridge.mpfake.machine import Board
+    from hw.rc522_chip import EmulatedMFRC522, VirtualClock, VirtualTag
+
+    board = Board(realtime=False)
+    chip = EmulatedMFRC522(VirtualClock())
+    board.attach_spi(17, chip)
+    machine = board.modules()["machine"]
+    reader = Rc522(machine.SPI(0, baudrate=4000000), machine.Pin(17, machine.Pin.OUT, value=1))
+    assert reader.init()
+    tag = VirtualTag("08112233")
+    tag.uid = bytes.fromhex("88112233")                        # a clone tag ISO would not issue
+    chip.field.put(tag)
+    assert reader.read_uid() == bytes.fromhex("88112233")
+    chip.field.take(tag)
+    chip.field.put(VirtualTag(UID7))
+    assert reader.read_uid() == bytes.fromhex(UID7)
+
+
+@pytest.mark.parametrize("version", [0x91, 0x92, 0x88, 0xB2, 0x12])
+def test_firmware_driver_accepts_clone_versionregs(version):
+    from firmware_bridge.firmware.rc522 import Rc522
+    from firmware_bridge.mpfake.machine import Board
+    from hw.rc522_chip import EmulatedMFRC522, VirtualClock
+
+    board = Board(realtime=False)
+    board.attach_spi(17, EmulatedMFRC522(VirtualClock(), version=version))
+    machine = board.modules()["machine"]
+    assert Rc522(machine.SPI(0, baudrate=4000000), machine.Pin(17, machine.Pin.OUT, value=1)).init()

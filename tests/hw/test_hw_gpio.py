@@ -768,3 +768,14 @@ def test_soc_base_address_error_on_a_pi_5_says_install_rpi_lgpio(tmp_path, monke
     monkeypatch.setattr(pins, "board_model", lambda paths=(): "Raspberry Pi 5 Model B Rev 1.0")
     err = pins.explain(RuntimeError("Cannot determine SOC peripheral base address"))
     assert "rpi-lgpio" in str(err)
+
+
+def test_no_access_hint_for_a_member_of_gpio_points_to_the_units_deviceallow(monkeypatch):
+    from hw import pins
+
+    monkeypatch.setattr(pins, "_in_group", lambda name: True)
+    text = str(pins.explain(RuntimeError("No access to /dev/mem.  Try running as root!")))
+    assert "although the user is in the gpio group" in text and "DeviceAllow=char-rpi-gpiomem" in text
+    assert "usermod" not in text
+    monkeypatch.setattr(pins, "_in_group", lambda name: False)
+    assert "sudo usermod -aG gpio" in str(pins.explain(RuntimeError("No access to /dev/mem.  Try running as root!")))

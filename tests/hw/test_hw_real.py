@@ -85,9 +85,10 @@ def table():
 
     settings = load_settings(CONFIG)
     pins = RPiGPIOFactory()
-    wiring = [(r.bus, r.device, r.reset_pin) for r in settings.section("spi").readers]
-    readers = open_readers(wiring, spd=settings.section("spi").speed_hz, backend=RealBackend(pins))
-    yield settings, list(zip((r.zone for r in settings.section("spi").readers), readers)), pins
+    spi = settings.section("spi")
+    wiring = [(r.bus, r.device, r.reset_pin) for r in spi.readers]
+    readers = open_readers(wiring, spd=spi.speed_hz, backend=RealBackend(pins))
+    yield settings, list(zip((r.zone for r in spi.readers), readers)), pins
     for r in readers:
         r.close()
     pins.close()
@@ -124,10 +125,12 @@ def test_the_live_check_passes(table):
     from hw.rc522 import RealBackend
 
     settings, readers, pins = table
-    leds = {zone: pins.output_pin(pin, f"{zone} LED") for zone, pin in settings.section("gpio").leds.items()}
-    buzzer = pins.output_pin(settings.section("gpio").buzzer, "buzzer") if settings.section("gpio").buzzer is not None else None
-    buttons = {name: pins.input_pin(pin, f"button {name}") for name, pin in settings.section("gpio").buttons.items()}
-    check = LiveCheck(readers, RealBackend(pins), absent_ms=settings.section("spi").absent_ms, leds=leds, buzzer=buzzer,
+    gpio = settings.section("gpio")
+    leds = {zone: pins.output_pin(pin, f"{zone} LED") for zone, pin in gpio.leds.items()}
+    buzzer = pins.output_pin(gpio.buzzer, "buzzer") if gpio.buzzer is not None else None
+    buttons = {name: pins.input_pin(pin, f"button {name}") for name, pin in gpio.buttons.items()}
+    check = LiveCheck(readers, RealBackend(pins), absent_ms=settings.section("spi").absent_ms, leds=leds,
+                      buzzer=buzzer,
                       buttons=buttons, prompt=lambda text: print(f"\n  -> {text}", flush=True),
                       emit=lambda line: print(line.render(), flush=True))
     lines = check.run()

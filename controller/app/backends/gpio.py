@@ -107,7 +107,7 @@ def doctor(config: GpioConfig, doc, settings) -> None:
     path = doc.host.dev / "gpiomem"
     if not path.exists() and config.factory == "auto":
         model = doc.host.board_model()
-        if model and model.startswith("Raspberry Pi"):   # a Pi 5 has /dev/gpiomem0-4 and gpiochips
+        if model and model.startswith("Raspberry Pi"):       # a Pi 5 has /dev/gpiomem0-4 and gpiochips
             doc.add(OK, f"GPIO on a {model}: through /dev/gpiochip* (RPi.GPIO must be the rpi-lgpio "
                         "drop-in on a Pi 5); the pins are never simulated on a Pi")
             doc.check_module("RPi.GPIO", "the GPIO pins (pip install rpi-lgpio on a Pi 5)")

@@ -1,0 +1,258 @@
+"""The checkpoint journal (``checkpoints.jsonl``): derived data, verified before it is trusted.
+
+One line per ended deal, appended once the events it stands for are on disk.
+Each line is a JSON object whose first keys are this module's own, followed by
+the checkpoint itself (an opaque payload: the table between deals, as
+``controller.store.checkpoints``/the tracker makes and restores it), and last a
+checksum of the line::
+
+    {"offset":81234,"events":612,"t":301.5,"crc":3735928559, <payload>, "check":123456789}
+
+- ``offset``: the byte length of ``events.jsonl`` the checkpoint stands for;
+- ``events``: the table-event lines in those bytes;
+- ``t``: the last table event's ``t``;
+- ``crc``: CRC-32 of those bytes (``events.jsonl[:offset]``);
+- ``check``: CRC-32 of the line itself up to ``,"check":`` (closed with ``}``),
+  so an edited or half-written line is never taken for a checkpoint.
+
+Before a checkpoint is used it is verified against the events file: the CRC and
+the event count of the bytes before its offset, and a newline just before it
+(:func:`verify`, one streaming pass over the file, nothing kept).  The journal
+is cut back to its last line that fits (:meth:`Journal.truncate`), and the
+session's resume rebuilds the lines after it from the events.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+import queue
+import threading
+from typing import BinaryIO, Callable, Iterable
+
+from .files import open_append, open_read, open_update, write_all
+from .lines import MAX_LINE
+
+_HEADER = re.compile(rb'\{"offset":(\d+),"events":(\d+),"t":([-+.eE0-9]+),"crc":(\d+)[,}]')
+_CHECK = b',"check":'
+_DEAL = re.compile(rb'[,{]"record":\{"number":(\d+)')
+# a derived line as the game log writes it: "t" first, "kind" second (FORMATS.md)
+_DERIVED = re.compile(rb'^\{"t": [^,\n]*, "kind": ', re.M)
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One journal line: where it stands in the events file and in the journal (the
+    payload stays on disk until :meth:`Journal.payload`: 10,000 lines are ~25 MB)."""
+
+    offset: int
+    events: int
+    t: float
+    crc: int
+    deal: int | None    # the number of the ended deal it records, if the payload says
+    start: int          # the line's byte offset in the journal
+    length: int         # its length without the newline
+
+    @property
+    def end(self) -> int:
+        """The byte offset in the journal just after this line."""
+        return self.start + self.length + 1
+
+
+def encode(offset: int, events: int, t: float, crc: int, payload: dict) -> bytes:
+    """A journal line (with its newline) for a checkpoint at ``offset``."""
+    head = json.dumps({"offset": offset, "events": events, "t": t, "crc": crc, **payload},
+                      ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return head[:-1] + _CHECK + str(zlib.crc32(head)).encode() + b"}\n"
+
+
+def decode(raw: bytes, start: int) -> Entry | None:
+    """The entry of one journal line (without its newline) found at byte ``start`` of the
+    journal, or None when the line is not one whole, unedited line."""
+    cut = raw.rfind(_CHECK)
+    m = _HEADER.match(raw)
+    if cut < 0 or m is None or not raw.endswith(b"}"):
+        return None
+    digits = raw[cut + len(_CHECK):-1]
+    if not digits.isdigit() or int(digits) != zlib.crc32(b"}", zlib.crc32(memoryview(raw)[:cut])):
+        return None
+    try:
+        t = float(m.group(3))
+    except ValueError:
+        return None
+    deal = _DEAL.match(raw, m.end() - 1) or _DEAL.search(raw, m.end() - 1)
+    return Entry(int(m.group(1)), int(m.group(2)), t, int(m.group(4)),
+                 int(deal.group(1)) if deal else None, start, len(raw))
+
+
+def count_events(data: bytes) -> int:
+    """Table-event lines among whole lines ``data`` (derived lines start ``{"t": …, "kind":``)."""
+    return data.count(b"\n") - len(_DERIVED.findall(data))
+
+
+class Journal:
+    """The ``checkpoints.jsonl`` of one session."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._fh = None
+
+    def entries(self, on_entry: Callable[[Entry], object] | None = None
+                ) -> tuple[list[Entry], int, int]:
+        """The journal's leading whole, self-consistent lines, in order of offset.
+
+        Returns them, the byte length they take, and whether lines after them are
+        not used (damaged, torn, or out of order): 1 if so, else 0.  ``on_entry``
+        is given each entry as soon as it is read (see :func:`verify_while_reading`).
+        """
+        try:
+            fh = open_read(self.path)
+        except FileNotFoundError:
+            return [], 0, 0
+        except OSError:         # a symlink (ELOOP) or unreadable: the journal is rebuilt
+            return [], 0, 1
+        good: list[Entry] = []
+        end, rest, pos, carry = 0, 0, 0, b""
+        with fh:
+            # whole chunks split into lines (10,000 lines: a readline each would cost more)
+            while rest == 0 and (chunk := fh.read(CHUNK)):
+                lines = (carry + chunk).split(b"\n")
+                carry = lines.pop()
+                if len(carry) > MAX_LINE:
+                    rest = 1
+                for raw in lines:
+                    entry = decode(raw, pos)
+                    pos += len(raw) + 1
+                    if entry is None or (good and (entry.offset <= good[-1].offset
+                                                   or entry.events < good[-1].events)):
+                        rest = 1
+                        break
+                    good.append(entry)
+                    end = entry.end
+                    if on_entry is not None:
+                        on_entry(entry)
+            if carry and not rest:
+                rest = 1        # a torn last line
+        return good, end, rest
+
+    def payload(self, entry: Entry) -> dict:
+        """The checkpoint of one entry, read from the journal."""
+        with open_read(self.path) as fh:
+            fh.seek(entry.start)
+            return json.loads(fh.read(entry.length))
+
+    def truncate(self, length: int) -> None:
+        """Cut the journal to its first ``length`` bytes (a symlink is removed instead)."""
+        self.close()
+        try:
+            fh = open_update(self.path)
+        except FileNotFoundError:
+            return
+        except OSError:
+            os.unlink(self.path)    # never cut through a symlink: drop the link itself
+            return
+        with fh:
+            fh.truncate(length)
+            os.fsync(fh.fileno())
+
+    def append(self, lines: bytes, sync: bool = True) -> None:
+        """Append whole journal lines, fsync'd unless ``sync`` is false (OSError to the caller).
+
+        A short write is cut off again, so the journal never keeps half a line.
+        """
+        if self._fh is None:
+            self._fh = open_append(self.path)
+        fd = self._fh.fileno()
+        size = os.fstat(fd).st_size
+        try:
+            write_all(fd, lines)
+        except OSError:
+            try:
+                os.ftruncate(fd, size)
+            except OSError:
+                pass
+            raise
+        if sync:
+            os.fsync(fd)
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+def verify_while_reading(journal: Journal, events: BinaryIO, size: int
+                         ) -> tuple[list[Entry], int, int, int, int]:
+    """:meth:`Journal.entries` and :func:`verify` at once: the events file is checked in a
+    thread while the journal is read (its CRC work runs outside the GIL, so a long
+    session's resume costs about the longer of the two, not their sum).
+
+    Returns the entries, their byte length, the unused-lines flag, how many entries
+    fit the events, and the CRC at the last that fits.
+    """
+    handed: queue.SimpleQueue = queue.SimpleQueue()
+    result: list = [0, 0]
+
+    def check() -> None:
+        try:
+            result[:] = verify(iter(handed.get, None), events, size)
+        except OSError:
+            result[:] = [0, 0]      # the events cannot be read: no checkpoint is trusted
+
+    checker = threading.Thread(target=check, name="checkpoint check")
+    checker.start()
+    try:
+        entries, length, rest = journal.entries(handed.put)
+    finally:
+        handed.put(None)
+        checker.join()
+    return entries, length, rest, result[0], result[1]
+
+
+def verify(entries: Iterable[Entry], events: BinaryIO, size: int) -> tuple[int, int]:
+    """How many leading ``entries`` fit the events file (of ``size`` bytes), and the CRC of
+    the events up to the last that fits.
+
+    Each entry's CRC of the bytes before its offset and the newline just before it
+    are checked in one pass over the file, read in chunks into one buffer (memory
+    stays flat however long the log).
+    """
+    events.seek(0)
+    buf = bytearray(CHUNK)
+    view = memoryview(buf)
+    base = have = done = 0      # file offset of buf[0], bytes in buf, bytes of buf in crc
+    crc = good_crc = fit = 0
+    previous = 0
+    for entry in entries:
+        if entry.offset > size or entry.offset <= previous:
+            break
+        while entry.offset > base + have:
+            crc = zlib.crc32(view[done:have], crc)
+            base, done = base + have, 0
+            have = events.readinto(view) or 0
+            if not have:
+                return fit, good_crc
+        k = entry.offset - base
+        crc = zlib.crc32(view[done:k], crc)
+        done = k
+        if crc != entry.crc or buf[k - 1] != 0x0A:
+            break
+        fit, good_crc, previous = fit + 1, crc, entry.offset
+    return fit, good_crc
+
+
+def chain(entries: list[Entry]) -> list[Entry]:
+    """The lines of the deals 1 … n ending at the last entry: a deal taken back by ``undo``
+    and ended again has a later line that replaces the earlier one."""
+    out: list[Entry] = []
+    for entry in entries:
+        number = entry.deal
+        if number is not None:
+            del out[number - 1:]
+        out.append(entry)
+    return out
