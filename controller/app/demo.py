@@ -223,7 +223,7 @@ def play_in_order(emulator, events, zones, speed: float, stop: threading.Event) 
         # a card is laid once every earlier move has been reported; a card is taken away once
         # every card laid has been (else a tag lying for less than two polls would never be seen)
         while not caught_up(reader, uid, gone_too=event.event == PLACED):
-            if stop.wait(0.005):
+            if stop.wait(0.01):
                 return
         if event.event == PLACED:
             emulator.place(reader, uid)
