@@ -173,6 +173,8 @@ def add_demo(sub) -> None:
     p.add_argument("--seed", type=int, default=2026, help="random seed of the simulated players (default 2026)")
     p.add_argument("--players", type=int, choices=(3, 4), default=3, help="players at the table (default 3)")
     p.add_argument("--config", help="take [table] and [rules] from this config file")
+    p.add_argument("--bidding", action="store_true",
+                   help="whole games: the players bid with their tokens, play contracts, misères and raspasovkas")
     p.add_argument("--log-dir", default="logs", help="game log folder (default ./logs)")
     p.add_argument("--web", nargs="?", type=port_number, const=8080, metavar="PORT",
                    help="serve the live table page on 127.0.0.1:PORT while it plays (default 8080)")

@@ -5,19 +5,26 @@ a flickering tag) on the readers of an emulated table hub, which speaks the
 serial protocol on a pty.  The real host link reads it, the real tracker follows
 the deals, a live terminal view shows the table, and a real game log is written.
 At the end: the pulka, the settlement, and the paths of the files written.
+
+``demo --bidding`` plays whole Preferans games (``rules.bidding = true``): the
+simulated players of :class:`~controller.app.sim.BiddingSimulator` bid, declare and
+whist by laying their bidding tokens (the demo deck's ``[bids]`` table, one set per
+seat) on their own readers, and play contracts, misères and raspasovkas.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import math
 import shlex
 import shutil
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import Callable, Mapping, TextIO
 
 from ..core.config import GameConfig, Table, load_game_config
 from ..core.errors import LinkError
@@ -26,7 +33,7 @@ from ..store.gamelog import CONFIG, DECK, EVENTS
 from .outputs import HubOutputs
 from .service import TableService
 from .settings import Settings
-from .sim import Noise, TableSimulator, make_deck
+from .sim import BiddingSimulator, Noise, TableSimulator, make_deck
 from .backends.display import DisplayConfig
 from .backends.hub import HubConfig, HubSource
 from .linkstate import link_state
@@ -113,7 +120,12 @@ class LiveView:
             state = self._link_state = link_state(self.link)
             lines.append((state, None if state.startswith("hub connected") else MISTAKE))
         seats = snap.seats
-        if deal is not None:
+        if deal is not None and snap.phase in _CALLING:     # --bidding: the table's own display rows
+            lines.append((f"deal {deal['number']}: dealer {self._label(deal['dealer'])}, price x{deal['price']}, "
+                          f"{snap.phase}", None))
+            lines += [(row, TURN_STYLE if i == 0 else None) for i, row in enumerate(snap.display[:4])]
+            lines += [("", None)] * (4 - len(snap.display[:4]))
+        elif deal is not None:
             due = deal["expected"]
             lines.append((f"deal {deal['number']}: dealer {self._label(deal['dealer'])}, price x{deal['price']}, "
                           f"trick {min(tricks + 1, 10)} of 10", None))
@@ -157,11 +169,21 @@ class LiveView:
             for d in snap.deals[self._reported:]:
                 taken = " ".join(f"{self._label(s)}:{n}" for s, n in d["taken"].items())
                 note = (" revoke by " + self._label(d["revoke"])) if d["revoke"] else ""
+                if d.get("kind") is not None:           # --bidding: what the deal was
+                    note = self._kind_note(d) + note
                 note += "" if d["complete"] else " (abandoned)"
                 self.stream.write(f"deal {d['number']}/{self.deals}: dealer {self._label(d['dealer'])} "
                                   f"price {d['price']} tricks {taken}{note}\n")
             self._reported = len(snap.deals)
             self.stream.flush()
+
+    def _kind_note(self, d: Mapping) -> str:
+        """`` contract 7h by Boris made``, `` misere by Vera failed``, `` unplayed 6s by Anna passed``,
+        `` raspasovka``."""
+        if d.get("declarer") is None:
+            return f" {d['kind']}"
+        game = "" if d.get("game") == d["kind"] else f" {d.get('game') or '?'}"
+        return f" {d['kind']}{game} by {self._label(d['declarer'])} {d.get('outcome') or ''}".rstrip()
 
     def tick(self, now: float) -> None:
         if not self._closed and self.tty and self.link is not None and self._snap is not None \
@@ -174,6 +196,9 @@ class LiveView:
         self.screen.release_logging()
 
 
+_CALLING = ("auction", "contract", "whisting")
+
+
 # Real readers need time: the pace of the simulated players and the demo's --speed limit live in
 # options.py (the CLI reads them without importing the demo).
 
@@ -184,6 +209,9 @@ def demo_simulator(game: GameConfig, seed: int, deck, speed: float) -> TableSimu
     Above :data:`MAX_SPEED` (only callers other than the CLI ask for that) the
     moves are held :data:`MIN_GAP_S` of real time apart, as the readers need.
     """
+    if game.rules.bidding:          # whole games; played by PacedPlayers, on the table's own events
+        return BiddingSimulator(game, seed=seed, deck=deck, noise=Noise.demo(), step_s=0.5,
+                                gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed))
     return TableSimulator(game, seed=seed, deck=deck, noise=Noise.demo(), step_s=0.5,
                           gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed))
 
@@ -239,6 +267,97 @@ def emulator_uid(card) -> str:
     return "C0DE%04X" % CARDS.index(card)
 
 
+def demo_deck(game: GameConfig, seed: int):
+    """The demo's deck: with ``rules.bidding``, one set of bidding tokens per seat too."""
+    return make_deck(seed, token_sets=game.table.players if game.rules.bidding else 0)
+
+
+def demo_tracker(game: GameConfig, deck):
+    """The tracker that reads the demo's table (bidding tokens with ``rules.bidding``)."""
+    from ..core.tracker import DealTracker
+    return DealTracker(game, deck)
+
+
+class PacedPlayers:
+    """The ``--bidding`` players' hands on the emulated hub: each move is made on the hub's
+    readers, and the next waits until the table loop has handled what the readers reported.
+
+    A bid is a token laid and lifted in a moment, and a missed or late tag changes the whole
+    deal, so these players do not play to the clock alone: a tag laid waits for its table
+    event, a tag laid again waits until its lifting was reported (else the hub would take it
+    for flicker), and a deal's first token waits until the last deal's cards are off the
+    table.  An inline bus subscriber (on the table loop's thread) sees every event handled.
+    """
+
+    name = "demo players"
+    inline = True
+    MOVE_WAIT_S = 30.0          # a tag the hub never reports: the emulated hub is stuck
+
+    def __init__(self, emulator, zones: list[str], deck, speed: float):
+        self.emulator = emulator
+        self.reader = {zone: i for i, zone in enumerate(zones)}
+        self.deck = deck
+        self.speed = speed
+        self.changed = threading.Condition()
+        self.reported: set[tuple[str, str]] = set()    # (zone, uid) the table loop holds as lying
+        self.idle = True                                # no deal in progress, as the loop last saw
+        self.stopped = False
+
+    # --- the bus side (the table loop's thread) ------------------------------------------
+
+    def receive(self, item) -> None:
+        event = item.event
+        with self.changed:
+            if event is not None and event.uid is not None:
+                key = (event.zone, event.uid)
+                if event.event == "placed":
+                    self.reported.add(key)
+                else:
+                    self.reported.discard(key)
+            self.idle = item.snapshot.deal is None
+            self.changed.notify_all()
+
+    def tick(self, now: float) -> None:
+        pass
+
+    def close(self) -> None:
+        with self.changed:
+            self.stopped = True
+            self.changed.notify_all()
+
+    # --- the players' side -----------------------------------------------------------------
+
+    def _wait(self, ready, what: str) -> None:
+        with self.changed:
+            if not self.changed.wait_for(lambda: self.stopped or ready(), timeout=self.MOVE_WAIT_S):
+                raise LinkError(f"the emulated hub did not report {what}")
+
+    def _cards_lying(self) -> bool:
+        return any(self.deck.card_for(uid) is not None for _, uid in self.reported)
+
+    def play(self, events) -> None:
+        """Make every move of ``events`` in order, paced by their times (over ``speed``)."""
+        last_t = None
+        for event in events:
+            if last_t is not None:
+                time.sleep(max(0.0, event.t - last_t) / self.speed)
+            last_t = event.t
+            if self.stopped:
+                return
+            reader, key = self.reader[event.zone], (event.zone, event.uid)
+            if event.event == "removed":
+                self.emulator.remove(reader, event.uid)
+                continue
+            if self.emulator.tags()[reader] == event.uid:
+                continue                                # read again while it lies: nothing new
+            if self.deck.token_for(event.uid) is not None:
+                self._wait(lambda: not self.idle or not self._cards_lying(), "the last deal's cards lifted")
+            self._wait(lambda: key not in self.reported, f"{event.uid} lifted on {event.zone}")
+            self.emulator.place(reader, event.uid)
+            self._wait(lambda: key in self.reported or self.emulator.tags()[reader] != event.uid,
+                       f"{event.uid} laid on {event.zone}")
+
+
 def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameConfig,
              stream: TextIO, timeout: float | None = None, keyboard: TextIO | None = None,
              web_port: int | None = None) -> dict:
@@ -253,7 +372,7 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     from firmware_bridge.emulator import HubEmulator
 
     zones = list(game.table.seats) + ["prikup"]
-    deck = make_deck(seed)
+    deck = demo_deck(game, seed)
     sim = demo_simulator(game, seed, deck, speed)
     events = list(sim.deals(deals))
     emulator = HubEmulator(readers=len(zones), absent_ms=300, poll_ms=20)
@@ -265,10 +384,15 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
                         sections={"hub": HubConfig(port=path, zones=tuple(zones)), "display": DisplayConfig("hub")})
     service = TableService(settings, deck, log_dir)
     session = service.open_session(new=True)
+    if game.rules.bidding:
+        service.tracker = demo_tracker(game, deck)      # reads the players' bidding tokens
     source = HubSource(game, settings.section("hub"), service.clock)
     hint = "fix it, then press Enter to confirm" if keyboard is not None else "fix it, then press confirm"
     view = LiveView(deals, stream, game.table.names, link=source.link, confirm_hint=hint)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
+    players = PacedPlayers(emulator, zones, deck, speed) if game.rules.bidding else None
+    if players is not None:
+        service.outputs.append(players)
     if web_port is not None:
         from .web import WebConfig, for_service
         web = for_service(service, WebConfig(port=web_port))
@@ -285,11 +409,18 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
             failure.append(f"the emulated hub at {path} did not answer")
             service.stop()
             return
-        play_in_order(emulator, events, zones, speed, service.stop_event)
+        try:
+            if players is not None:
+                players.play(events)
+            else:
+                play_in_order(emulator, events, zones, speed, service.stop_event)
+        except LinkError as exc:
+            failure.append(str(exc))
         script_done.set()
 
     expected_s = events[-1].t / speed
-    deadline = time.monotonic() + (timeout or expected_s + 20)
+    # the paced players wait on the table itself (each move has its own limit)
+    deadline = time.monotonic() + (timeout or (expected_s + 20 if players is None else math.inf))
     settle_at: list[float] = []
 
     def finished() -> bool:
@@ -344,6 +475,8 @@ def preftable_command() -> str:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     game = load_game_config(args.config) if args.config else GameConfig(Table(players=args.players))
+    if getattr(args, "bidding", False):
+        game = replace(game, rules=replace(game.rules, bidding=True))
     out = sys.stdout
     keyboard = sys.stdin if sys.stdin is not None and sys.stdin.isatty() and out.isatty() else None
     started = time.monotonic()

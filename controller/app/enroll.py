@@ -32,6 +32,7 @@ from ..core.cards import DECK, Card
 from ..core.deck import Deck, load_deck
 from ..core.errors import ConfigError, DeckError
 from ..core.events import PLACED, REMOVED, TableEvent, placed, removed
+from ..core.tokens import TOKENS
 from ..core.view import DISPLAY_COLS, DISPLAY_ROWS, ERROR, TURN, Indications
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ class Enrolment:
 
     def __init__(self, deck: Deck | None = None, zone: str | None = None):
         self.cards: dict[str, Card] = dict(deck.cards) if deck is not None else {}
+        self.bids: dict[str, str] = dict(deck.bids) if deck is not None else {}   # kept as they are
         self.zone = zone
         self.resumed_with = len(self.cards)
         self.lifting: tuple[str, Card] | None = None   # (uid, card) enrolled, not yet lifted
@@ -90,7 +92,15 @@ class Enrolment:
 
     @property
     def deck(self) -> Deck:
-        return Deck(dict(self.cards))
+        return Deck(dict(self.cards), dict(self.bids))
+
+    def known(self, uid: str) -> str | None:
+        """What ``uid`` is enrolled as already (a card, or a bidding token), or None."""
+        if uid in self.cards:
+            return str(self.cards[uid])
+        if uid in self.bids:
+            return f"token {self.bids[uid]}"
+        return None
 
     @property
     def missing(self) -> list[Card]:
@@ -137,10 +147,10 @@ class Enrolment:
             return []
         if self.zone is not None and event.zone != self.zone:
             return self._say(Message(IGNORED, f"tag on {event.zone}: use {self.zone}", None, uid, event.zone))
-        if uid in self.cards:
+        if self.known(uid) is not None:
             self.alert_zone = event.zone
-            return self._say(Message(REFUSED, f"already enrolled as {self.cards[uid]}",
-                                     self.cards[uid], uid, event.zone))
+            return self._say(Message(REFUSED, f"already enrolled as {self.known(uid)}",
+                                     self.cards.get(uid), uid, event.zone))
         if self.lifting is not None:
             self.alert_zone = event.zone
             return self._say(Message(WAIT_LIFT, f"lift {self.lifting[1]} first, then place again",
@@ -185,6 +195,79 @@ class Enrolment:
         for zone in self.blocked:
             leds[zone] = ERROR
         return Indications(leds=leds, lines=tuple(lines), beep_ms=beep_ms)
+
+
+# --- bidding tokens (enroll --bids) ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class TokenItem:
+    """One bidding token to enrol: a word of :data:`~controller.core.tokens.TOKENS` in set
+    ``of`` (1-based) of ``sets`` (a set per seat, or one shared set passed round)."""
+
+    word: str
+    of: int = 1
+    sets: int = 1
+
+    def __str__(self) -> str:
+        return f"token {self.word}" + (f" of set {self.of}" if self.sets > 1 else "")
+
+    @property
+    def pretty(self) -> str:
+        return f"token {self.word}" if self.sets == 1 else f"{self.word} of set {self.of}"
+
+
+class TokenEnrolment(Enrolment):
+    """The enrolment of ``sets`` sets of bidding tokens into the deck file's ``[bids]`` table,
+    the same guided way as the cards: each word of every set in turn, set by set, a tag
+    already enrolled (card or token) refused, each lifted before the next is asked for.
+    The deck's cards are kept as they are.  Resumes with the first token missing."""
+
+    def __init__(self, deck: Deck | None = None, zone: str | None = None, sets: int = 1):
+        super().__init__(deck, zone)
+        self.sets = sets
+        by_word: dict[str, int] = {}
+        for uid, word in sorted(self.bids.items()):   # tokens already enrolled take the first sets
+            by_word[word] = by_word.get(word, 0) + 1
+            self.cards[uid] = TokenItem(word, by_word[word], sets)
+        self.bids = {}                                  # now held in self.cards, as TokenItems
+        self.resumed_with = len(self._tokens())
+        self._total = sets * len(TOKENS)
+
+    def _tokens(self) -> dict:
+        return {uid: item for uid, item in self.cards.items() if isinstance(item, TokenItem)}
+
+    @property
+    def deck(self) -> Deck:
+        cards = {uid: c for uid, c in self.cards.items() if not isinstance(c, TokenItem)}
+        return Deck(cards, {uid: item.word for uid, item in self._tokens().items()})
+
+    @property
+    def enrolled(self) -> int:
+        return len(self._tokens())
+
+    @property
+    def missing(self) -> list[TokenItem]:
+        have = {(item.word, item.of) for item in self._tokens().values()}
+        return [TokenItem(word, of, self.sets) for of in range(1, self.sets + 1) for word in TOKENS
+                if (word, of) not in have]
+
+    @property
+    def progress(self) -> str:
+        return f"{len(self._tokens())}/{self._total}"
+
+    def on_event(self, event: TableEvent) -> list[Message]:
+        messages = [Message(DONE, "all tokens enrolled") if m.kind == DONE else m
+                    for m in super().on_event(event)]
+        if messages:
+            self.last = messages[-1]
+        return messages
+
+    def indications(self, beep_ms: int = 0) -> Indications:
+        ind = super().indications(beep_ms)
+        if self.done:
+            ind = Indications(leds=ind.leds, lines=("tokens complete",) + tuple(ind.lines[1:]),
+                              beep_ms=ind.beep_ms)
+        return ind
 
 
 # --- a simulated helper for the sim backend --------------------------------------------
@@ -346,13 +429,22 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
         raise ConfigError(f"--zone: must be one of {', '.join(settings.zones)}, got {zone!r}", "zone")
     path = Path(args.deck)
     deck = load_partial(path)
-    enrolment = Enrolment(deck, zone)
+    sets = getattr(args, "bids", None)              # enroll --bids [SETS]: bidding tokens
+    if sets is not None and sets < 1:
+        raise ConfigError(f"--bids: the number of token sets must be at least 1, got {sets}", "bids")
+    enrolment = Enrolment(deck, zone) if sets is None else TokenEnrolment(deck, zone, sets)
+    what = "cards" if sets is None else "tokens"
     again = ["preftable", "enroll", "--deck", str(path)]
     if args.config:
         again += ["--config", args.config]
     if zone:
         again += ["--zone", zone]
+    if sets is not None:
+        again += ["--bids", str(sets)]
     resume = f"run `{shlex.join(again)}` again to continue"
+    if sets is not None and enrolment.done:
+        out.write(f"{path}: bidding tokens already complete ({enrolment.progress} tokens); nothing to enrol\n")
+        return 0
     if enrolment.done:
         load_deck(path)
         out.write(f"{path}: deck already complete ({len(DECK)} cards); nothing to enrol\n")
@@ -360,7 +452,7 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
     if not path.exists():
         save_deck(path, enrolment.deck)       # fail now, not after the first card, if it cannot be written
     elif enrolment.resumed_with:
-        out.write(f"{path}: resuming: {enrolment.progress} cards enrolled, next {enrolment.next_card}\n")
+        out.write(f"{path}: resuming: {enrolment.progress} {what} enrolled, next {enrolment.next_card}\n")
     ctx = backends.RunContext(settings, clock=SessionClock(), stream=out)
     try:
         source, link = make_source(ctx, zone, enrolment.cards)
@@ -387,7 +479,7 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
         complete = runner.run()
     except KeyboardInterrupt:
         save_deck(path, enrolment.deck)       # in case Ctrl-C fell between a card and its save
-        sys.stderr.write(f"preftable: enrolment interrupted: {enrolment.progress} cards saved in {path}; "
+        sys.stderr.write(f"preftable: enrolment interrupted: {enrolment.progress} {what} saved in {path}; "
                          f"{resume}\n")
         return EXIT_INTERRUPTED
     finally:
@@ -396,7 +488,12 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
         runner.close()
         ctx.close_pins()
     if not complete:
-        sys.stderr.write(f"preftable: enrolment stopped: {enrolment.progress} cards saved in {path}; {resume}\n")
+        sys.stderr.write(f"preftable: enrolment stopped: {enrolment.progress} {what} saved in {path}; {resume}\n")
+        return 0
+    if sets is not None:
+        load_deck(path, complete=False)       # the file on disk is a valid deck file
+        out.write(f"{path}: bidding tokens complete, {enrolment.progress} tokens in {sets} set"
+                  f"{'s' if sets > 1 else ''} ({enrolment.enrolled - enrolment.resumed_with} enrolled now)\n")
         return 0
     load_deck(path)                           # the file on disk is a valid, complete deck
     added = len(enrolment.cards) - enrolment.resumed_with
@@ -412,8 +509,11 @@ def add_enroll(sub) -> None:
     p.add_argument("--zone", help="take tags only from this zone (seat1, ..., prikup); default: any")
     p.add_argument("--wait", action="store_true",
                    help="with a hub port that does not exist (yet), wait for it instead of stopping")
+    p.add_argument("--bids", type=int, nargs="?", const=1, metavar="SETS",
+                   help="enrol bidding tokens instead of cards: SETS sets (default 1; one per seat, or "
+                        "one shared) into the deck file's [bids] table")
     p.set_defaults(func=cmd_enroll)
 
 
-__all__ = ["Enrolment", "Message", "EnrolSimSource", "EnrolRun", "cmd_enroll", "add_enroll",
+__all__ = ["Enrolment", "TokenEnrolment", "TokenItem", "Message", "EnrolSimSource", "EnrolRun", "cmd_enroll", "add_enroll",
            "save_deck", "load_partial", "ENROLLED", "REFUSED", "WAIT_LIFT", "LIFTED", "IGNORED", "DONE"]

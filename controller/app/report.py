@@ -10,10 +10,19 @@ to the two bottom corners and the top middle).  Inside each sector, from the
 centre outwards: the gora, the pulya, and the whists band split per opponent.
 Every figure is written as on paper, the running sums joined by dots
 ("1.3.6"), when its history is known (the ``history`` argument, the deals'
-own ``writes``, or the deals scored again with the session's rules when that
-reproduces the pulka exactly); otherwise the final value.  The player's name
-and settlement balance stand outside the sector; the deal history is a table
-beside the sheet.
+own ``writes`` or ``written``, or -- for a FORMATS.md summary of raspasovka
+deals that carries neither -- the deals scored again with the session's rules
+when that reproduces the pulka exactly); otherwise the final value.  The
+player's name and settlement balance stand outside the sector; the deal
+history is a table beside the sheet.
+
+Contract deals (FORMATS-contracts.md) are drawn the way players write them,
+from each deal's ``written``: game values into the declarer's pulya, remiz on
+his gora, whists in the writer's band on the opponent they are written on;
+help goes into the helped player's pulya and the helper's whists on him, and
+is listed under the sheet.  The ``pulya_target`` stands in the centre circle
+and a closed pulya is marked; the history table gains the game (with its
+declarer) and the outcome of every deal (``kind``, ``game``, ``outcome``).
 
 ``preftable report SESSION_DIR`` is meant to call :func:`write_report` with the
 session's summary, its ``[table] names`` and its ``[rules]``.
@@ -28,12 +37,15 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Mapping, Sequence
 
-from ..core.config import Rules
+from ..core.config import GameConfig, Rules, Table
 from ..core.deal import active_seats
 from ..core.errors import LogError
 from ..core.scoring import CONVENTION_K, rounded, score_deal, settle
+from ..core.series import RASPASOVKA, next_deal
+from ..core.view import game_text
 
 log = logging.getLogger(__name__)
 
@@ -110,37 +122,66 @@ def _score(entry: Mapping[str, Any], key: str) -> float:
     return float(value) if value is not None else 0.0
 
 
+def written_writes(written: Mapping[str, Any]) -> dict[str, Any]:
+    """A deal's ``written`` (FORMATS-contracts.md: per seat gora, pulya and whists on each
+    other seat, zeros included) in the shape of ``Writes.to_dict()``, zeros left out."""
+    gora, pulya, whists = {}, {}, []
+    for seat, entry in written.items():
+        entry = entry or {}
+        if entry.get("gora"):
+            gora[seat] = entry["gora"]
+        if entry.get("pulya"):
+            pulya[seat] = entry["pulya"]
+        whists += [[seat, other, v] for other, v in (entry.get("whists") or {}).items() if v]
+    return {"gora": gora, "pulya": pulya, "whists": whists}
+
+
 def _deal_writes(summary: Mapping[str, Any], players: list[str], rules: Rules) -> list[Mapping[str, Any]] | None:
     """What each complete deal wrote, as ``Writes.to_dict()`` shapes; None when it cannot be known.
 
-    A deal carrying its own ``writes`` is taken as it is; otherwise the deal is
-    scored again with ``rules``, the series' step followed as the tracker does.
+    A deal carrying its own ``writes`` (the tracker's exact figures) or ``written``
+    (FORMATS-contracts.md) is taken as it is.  Only a FORMATS.md raspasovka deal with
+    neither is scored again with ``rules`` (:func:`controller.core.scoring.score_deal`),
+    its step in the series followed by :func:`controller.core.series.next_deal` (and
+    resynchronised on its price); a contract deal without them cannot be known.
     """
     out: list[Mapping[str, Any]] = []
-    step = 0
     seats = tuple(players)
     deals = list(summary.get("deals") or ())
+    config = None
+    last = None
     for index, deal in enumerate(deals):
         if isinstance(deal.get("writes"), Mapping):
             if deal.get("complete"):
                 out.append(deal["writes"])
             continue
+        if isinstance(deal.get("written"), Mapping):
+            out.append(written_writes(deal["written"]))
+            continue
+        if "written" in deal:
+            continue            # null: a deal that wrote nothing (incomplete, abandoned)
+        if deal.get("kind") not in (None, RASPASOVKA):
+            return None
         price, dealer = deal.get("price"), deal.get("dealer")
         if dealer not in seats or not all(re.fullmatch(r"seat\d+", p) for p in seats):
             return None
+        if config is None:
+            config = GameConfig(Table(players=len(seats)), rules)
+        _, step = next_deal(config, last)
         if step >= len(rules.progression) or rules.progression[step] != price:
             if price not in rules.progression:
                 return None
             step = rules.progression.index(price)
-        if not deal.get("complete"):
-            if index == len(deals) - 1:
-                break           # the deal in progress
+        complete = bool(deal.get("complete"))
+        if not complete and index == len(deals) - 1:
+            break               # the deal in progress
+        last = SimpleNamespace(dealer=dealer, step=step, abandoned=not complete, kind=RASPASOVKA)
+        if not complete:
             continue            # abandoned: same dealer, same price
         taken = {seat: int((deal.get("taken") or {}).get(seat, 0) or 0) for seat in seats}
         writes = score_deal(rules, seats, active_seats(len(seats), dealer), dealer, price, step, taken,
                             deal.get("revoke"))
         out.append(writes.to_dict())
-        step = step + 1 if rules.same_dealer and step + 1 < len(rules.progression) else 0
     return out
 
 
@@ -346,7 +387,13 @@ def _draw_sheet(svg: ET.Element, sheet: _Sheet, players: list[str], shown: Mappi
             stroke="#1f3a68", stroke_width=1.5)
     _el(group, "circle", cx=sheet.cx, cy=sheet.cy, r=f"{radius:.1f}", fill="#fffdf5", stroke="#1f3a68",
         stroke_width=1.5)
-    _text(group, sheet.cx, sheet.cy, convention, 12, fill="#1f3a68", font_style="italic")
+    target = summary.get("pulya_target")
+    if target is None:
+        _text(group, sheet.cx, sheet.cy, convention, 12, fill="#1f3a68", font_style="italic")
+    else:                   # players write the pulya they play to in the centre
+        _text(group, sheet.cx, sheet.cy - 8, convention, 11, fill="#1f3a68", font_style="italic")
+        _text(group, sheet.cx, sheet.cy + 9, f"pulya {fmt_num(target)}", 11, class_="pulya-target",
+              fill="#1f3a68", font_weight="bold")
 
     for player, sector in zip(players, sectors):
         entry = pulka.get(player) or {}
@@ -355,8 +402,12 @@ def _draw_sheet(svg: ET.Element, sheet: _Sheet, players: list[str], shown: Mappi
         for band in ("gora", "pulya"):
             x, y, length, thick, rot = sheet.strip(sector, band)
             entries, separator = _column_entries(known.get(band), _score(entry, band))
+            closed = band == "pulya" and target is not None and _score(entry, "pulya") >= float(target)
+            if closed:
+                entries = entries + ["\u2016"]     # the pulya closed: a double bar after its last entry
             lines, size = _fit_lines(entries, separator, length - 12, thick - 8, 17)
-            _text_lines(cell, x, y, lines, size, rot, class_=band, fill="#1a1a1a")
+            _text_lines(cell, x, y, lines, size, rot, class_=band + (" pulya-closed" if closed else ""),
+                        fill="#1a1a1a")
         _draw_whists(cell, sheet, sector, player, players, shown, entry, known.get("whists") or {})
         x, y, rot = sheet.outside(sector, 22)
         balance = balances.get(player, 0.0)
@@ -394,15 +445,38 @@ def _draw_whists(cell: ET.Element, sheet: _Sheet, sector: _Sector, player: str, 
                     class_="whists", fill="#1a1a1a")
 
 
+_OUTCOME_TEXT = {"made": "made", "failed": "failed", "passed": "both pass", "half_whist": "half-whist",
+                 "ten_unwhisted": "10 unwhisted"}
+
+
+def _contract_columns(summary: Mapping[str, Any]) -> bool:
+    """Whether the summary has FORMATS-contracts.md's fields (then the table shows each deal's game)."""
+    return any("kind" in deal for deal in summary.get("deals") or ())
+
+
+def _game_cell(deal: Mapping[str, Any], shown: Mapping[str, str]) -> str:
+    """``7♥ Boris``, ``misère Vera``, ``rasp.``; ``—`` while the auction has not decided."""
+    kind, declarer, game = deal.get("kind"), deal.get("declarer"), deal.get("game")
+    if kind == "raspasovka":
+        return "rasp."
+    if declarer is None:
+        return "\u2014"
+    shown_game = "mis\u00e8re" if game == "misere" else game_text(game)
+    return f"{shown_game} {shown.get(declarer, declarer)}"
+
+
 def _history_rows(summary: Mapping[str, Any], players: list[str], shown: Mapping[str, str]) -> list[list[str]]:
+    contract = _contract_columns(summary)
     rows = []
     for deal in summary.get("deals") or ():
         taken = deal.get("taken") or {}
         revoke = deal.get("revoke")
+        game = [_game_cell(deal, shown), _OUTCOME_TEXT.get(deal.get("outcome"), "")] if contract else []
         rows.append([
             str(deal.get("number", "")),
             shown.get(deal.get("dealer"), str(deal.get("dealer") or "")),
             fmt_num(deal.get("price") or 0),
+            *game,
             *(fmt_num(taken.get(p, 0) or 0) for p in players),
             shown.get(revoke, str(revoke)) if revoke else "\u2014",
             "\u2713" if deal.get("complete") else "\u2717",
@@ -410,15 +484,39 @@ def _history_rows(summary: Mapping[str, Any], players: list[str], shown: Mapping
     return rows
 
 
-def _history_header(players: list[str], shown: Mapping[str, str]) -> list[str]:
-    return ["#", "dealer", "price", *(shown[p] for p in players), "revoke", "done"]
+def _history_header(players: list[str], shown: Mapping[str, str], contract: bool = False) -> list[str]:
+    game = ["game", "outcome"] if contract else []
+    return ["#", "dealer", "price", *game, *(shown[p] for p in players), "revoke", "done"]
+
+
+def _history_widths(players: list[str], contract: bool) -> list[int]:
+    game = [96, 82] if contract else []
+    return [34, 84, 46, *game, *([62] * len(players)), 84, 44]
+
+
+def _help_lines(summary: Mapping[str, Any], shown: Mapping[str, str]) -> list[str]:
+    """The help of every deal, as players note it: ``deal 13: Boris → Vera 2 (20 whists)``;
+    points no one could take are written off the helper's own gora."""
+    k = CONVENTION_K.get((summary.get("settlement") or {}).get("convention") or "sochi", 1)
+    lines = []
+    for deal in summary.get("deals") or ():
+        for entry in deal.get("help") or ():
+            helper, to, points = entry.get("from"), entry.get("to"), entry.get("points") or 0
+            if to is None:
+                lines.append(f"deal {deal.get('number')}: {shown.get(helper, helper)} writes "
+                             f"{fmt_num(points * k)} off the gora ({fmt_num(points)} pulya)")
+            else:
+                lines.append(f"deal {deal.get('number')}: {shown.get(helper, helper)} \u2192 "
+                             f"{shown.get(to, to)} {fmt_num(points)} ({fmt_num(points * 10 * k)} whists)")
+    return lines
 
 
 def _draw_history(svg: ET.Element, x: float, y: float, summary: Mapping[str, Any], players: list[str],
                   shown: Mapping[str, str]) -> float:
     """The deal history table; returns its bottom y."""
-    header = _history_header(players, shown)
-    widths = [34, 84, 46, *([62] * len(players)), 84, 44]
+    contract = _contract_columns(summary)
+    header = _history_header(players, shown, contract)
+    widths = _history_widths(players, contract)
     group = _el(svg, "g", id="history", font_family=FONT, font_size=12)
     _el(group, "text", "Deals", x=x, y=y - 10, font_size=16, font_weight="bold", fill="#1f3a68")
     rows = _history_rows(summary, players, shown)
@@ -464,10 +562,11 @@ def render_svg(summary: Mapping[str, Any], names: Mapping[str, str] | None = Non
     if history is None:
         history = derive_history(summary, rules)
     n_deals = len(summary.get("deals") or ())
-    table_w = 34 + 84 + 46 + 62 * len(players) + 84 + 44
+    table_w = sum(_history_widths(players, _contract_columns(summary)))
+    helps = _help_lines(summary, shown)
     width = TABLE_X + table_w + 30
     table_bottom = SHEET_Y + ROW_H * (n_deals + 1) + 40
-    height = max(SHEET_Y + SHEET_H + 110, table_bottom + 20)
+    height = max(SHEET_Y + SHEET_H + 110 + 18 * (len(helps) + bool(helps)), table_bottom + 20)
 
     left, top = 0.0, 0.0
     if sheet_only:
@@ -484,8 +583,11 @@ def render_svg(summary: Mapping[str, Any], names: Mapping[str, str] | None = Non
         ET.indent(svg)
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(svg, encoding="unicode") + "\n"
     complete = sum(1 for d in summary.get("deals") or () if d.get("complete"))
-    _el(svg, "text", f"Pulka \u2014 {complete} deal{'s' if complete != 1 else ''} played",
-        x=SHEET_X, y=36, font_family=FONT, font_size=22, font_weight="bold", fill="#1f3a68")
+    heading = f"Pulka \u2014 {complete} deal{'s' if complete != 1 else ''} played"
+    if summary.get("finished_after_deal") is not None:
+        heading += f", finished after deal {summary['finished_after_deal']}"
+    _el(svg, "text", heading, x=SHEET_X, y=36, font_family=FONT, font_size=22, font_weight="bold",
+        fill="#1f3a68")
     sheet = _Sheet(SHEET_X, SHEET_Y, SHEET_W, SHEET_H)
     _draw_sheet(svg, sheet, players, shown, summary, history, convention, balances)
     legend = ("inside out: gora (running sums), pulya, whists on each opponent; "
@@ -496,6 +598,12 @@ def render_svg(summary: Mapping[str, Any], names: Mapping[str, str] | None = Non
         f"{shown[p]} {fmt_balance(balances.get(p, 0.0))}" for p in players)
     _el(svg, "text", settlement, id="settlement", x=SHEET_X, y=SHEET_Y + SHEET_H + 80, font_family=FONT,
         font_size=14, font_weight="bold", fill="#1a1a1a")
+    if helps:
+        group = _el(svg, "g", id="help", font_family=FONT, font_size=12, fill="#1a1a1a")
+        _el(group, "text", "Help (into the pulya of the highest open one, 10 whists a point):",
+            x=SHEET_X, y=SHEET_Y + SHEET_H + 104, font_weight="bold")
+        for index, line in enumerate(helps):
+            _el(group, "text", line, x=SHEET_X + 12, y=SHEET_Y + SHEET_H + 122 + 18 * index, class_="help")
     _draw_history(svg, TABLE_X, SHEET_Y, summary, players, shown)
     ET.indent(svg)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(svg, encoding="unicode") + "\n"
@@ -559,7 +667,8 @@ def pulka_sections(summary: Mapping[str, Any], names: Mapping[str, str] | None =
             cells.append(f"<td{klass}>{esc(value)}</td>")
         klass = "" if deal.get("complete") else ' class="incomplete"'
         rows.append(f"<tr{klass}>{''.join(cells)}</tr>")
-    header = "".join(f'<th scope="col">{esc(h)}</th>' for h in _history_header(players, shown))
+    header = "".join(f'<th scope="col">{esc(h)}</th>'
+                     for h in _history_header(players, shown, _contract_columns(summary)))
     pulka = summary.get("pulka") or {}
     settle_rows = []
     for p in players:

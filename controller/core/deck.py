@@ -1,7 +1,11 @@
-"""Deck files (FORMATS.md "Deck file"): tag UIDs mapped to the 32 cards.
+"""Deck files (FORMATS.md "Deck file"): tag UIDs mapped to the 32 cards, and the
+optional ``[bids]`` table of bidding tokens (issue 12; :mod:`controller.core.tokens`).
 
 A deck with a missing, repeated or unknown card, or a UID given twice, is
 refused with a :class:`~controller.errors.DeckError` naming the card or UID.
+``[bids]`` maps UIDs to token words (``pass``, ``6s`` … ``10n``, ``misere``,
+``whist``, ``half``, ``open``, ``closed``); a word may be on many tokens (a set per
+seat), but a UID is a card or a token, never both, and an unknown word is named.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Mapping
 from .cards import DECK, Card, parse_card
 from .errors import CardError, DeckError, EventError
 from .events import normalise_uid
+from .tokens import TOKENS, parse_token
 
 _KEY_LINE = re.compile(r'^\s*(?:"([^"]*)"|\'([^\']*)\'|([A-Za-z0-9_-]+))\s*=')
 _SECTION_LINE = re.compile(r"^\s*\[([^\]]*)\]")
@@ -22,12 +27,17 @@ _SECTION_LINE = re.compile(r"^\s*\[([^\]]*)\]")
 
 @dataclass(frozen=True)
 class Deck:
-    """UID (upper-case hex) → card."""
+    """UID (upper-case hex) → card, and UID → bidding token word."""
 
     cards: Mapping[str, Card] = field(default_factory=dict)
+    bids: Mapping[str, str] = field(default_factory=dict)
 
     def card_for(self, uid: str) -> Card | None:
         return self.cards.get(uid.upper())
+
+    def token_for(self, uid: str) -> str | None:
+        """The word of the bidding token with this UID, or None."""
+        return self.bids.get(uid.upper())
 
     def uid_for(self, card: Card) -> str | None:
         for uid, c in self.cards.items():
@@ -45,45 +55,50 @@ class Deck:
         order = {c: i for i, c in enumerate(DECK)}
         for uid, card in sorted(self.cards.items(), key=lambda item: order[item[1]]):
             lines.append(f'"{uid}" = "{card}"')
+        if self.bids:
+            lines += ["", "[bids]"]
+            order = {word: i for i, word in enumerate(TOKENS)}
+            for uid, word in sorted(self.bids.items(), key=lambda item: (order[item[1]], item[0])):
+                lines.append(f'"{uid}" = "{word}"')
         return "\n".join(lines) + "\n"
 
 
 def _duplicate_uids(text: str) -> str | None:
-    """Find a UID written twice in ``[cards]`` (tomllib would only say "cannot overwrite")."""
-    seen: dict[str, int] = {}
+    """Find a UID written twice in ``[cards]`` or ``[bids]`` (tomllib would only say
+    "cannot overwrite")."""
+    seen: dict[tuple[str, str], int] = {}
     section = None
     for number, line in enumerate(text.splitlines(), start=1):
         head = _SECTION_LINE.match(line)
         if head:
             section = head.group(1).strip()
             continue
-        if section != "cards":
+        if section not in ("cards", "bids"):
             continue
         m = _KEY_LINE.match(line)
         if not m:
             continue
-        key = next(g for g in m.groups() if g is not None).upper()
+        uid = next(g for g in m.groups() if g is not None).upper()
+        key = (section, uid)        # a UID in both tables is deck_from_dict's finding
         if key in seen:
-            return f"UID {key} given twice (lines {seen[key]} and {number})"
+            return f"UID {uid} given twice in [{section}] (lines {seen[key]} and {number})"
         seen[key] = number
     return None
 
 
 def deck_from_dict(doc: Mapping, *, complete: bool = True) -> Deck:
-    """Validate a decoded deck file.  ``complete=False`` accepts a partial deck (enrolment)."""
+    """Validate a decoded deck file.  ``complete=False`` accepts a partial deck (enrolment),
+    also one with no ``[cards]`` yet."""
     for key in doc:
-        if key != "cards":
-            raise DeckError(f"unknown section or key {key!r} (a deck file has only [cards])")
-    cards = doc.get("cards")
+        if key not in ("cards", "bids"):
+            raise DeckError(f"unknown section or key {key!r} (a deck file has only [cards] and [bids])")
+    cards = doc.get("cards", None if complete else {})
     if not isinstance(cards, dict):
         raise DeckError("no [cards] table")
     out: dict[str, Card] = {}
     by_card: dict[Card, str] = {}
     for raw_uid, raw_card in cards.items():
-        try:
-            uid = normalise_uid(raw_uid)
-        except EventError:
-            raise DeckError(f"UID {raw_uid!r} is not hex digits") from None
+        uid = _uid(raw_uid)
         if uid in out:
             raise DeckError(f"UID {uid} given twice")
         try:
@@ -94,12 +109,38 @@ def deck_from_dict(doc: Mapping, *, complete: bool = True) -> Deck:
             raise DeckError(f"card {card} given twice (UIDs {by_card[card]} and {uid})")
         out[uid] = card
         by_card[card] = uid
-    deck = Deck(out)
+    deck = Deck(out, _bids(doc.get("bids", {}), out))
     if complete and deck.missing:
         missing = deck.missing
         raise DeckError(f"card{'s' if len(missing) > 1 else ''} missing: "
                         + " ".join(str(c) for c in missing))
     return deck
+
+
+def _uid(raw: object) -> str:
+    try:
+        return normalise_uid(raw)
+    except EventError:
+        raise DeckError(f"UID {raw!r} is not hex digits") from None
+
+
+def _bids(table: object, cards: Mapping[str, Card]) -> dict[str, str]:
+    """The ``[bids]`` table: UID -> token word (a word may repeat: one set per seat)."""
+    if not isinstance(table, dict):
+        raise DeckError("[bids] must be a table of UID = token")
+    out: dict[str, str] = {}
+    for raw_uid, raw_word in table.items():
+        uid = _uid(raw_uid)
+        if uid in out:
+            raise DeckError(f"UID {uid} given twice in [bids]")
+        if uid in cards:
+            raise DeckError(f"UID {uid} is both a card ({cards[uid]}) and a bidding token ({raw_word!r})")
+        try:
+            out[uid] = parse_token(raw_word)
+        except EventError:
+            raise DeckError(f"UID {uid}: unknown bidding token {raw_word!r} (expected pass, 6s ... 10n, "
+                            "misere, whist, half, open or closed)") from None
+    return out
 
 
 def load_deck(path: str | Path | None, *, complete: bool = True) -> Deck | None:

@@ -37,6 +37,7 @@ from .events import BID, BUTTON, CONTRACT, MISERE, PLACED, VALUE_FIELD, WHIST, T
 from .bidding import MISERE_DEAL, contract_refusal
 from .scoring import DealWritten, Pulka, Writes, pulya_order, rounded, settle
 from .series import next_deal
+from .tokens import control_line_for, phase_of
 
 logging.getLogger("transitions").setLevel(logging.WARNING)
 
@@ -352,6 +353,9 @@ class DealTracker:
         if card is None:
             card = self.deck.card_for(event.uid) if self.deck is not None else None
             if card is None:
+                token = self.deck.token_for(event.uid) if self.deck is not None else None
+                if token is not None:
+                    return self._token(event, token)
                 return self._unknown(event)
         if kind == PLACED:
             return self._placed(event.t, event.zone, card)
@@ -389,6 +393,21 @@ class DealTracker:
             return []
         self.unknown_present.add(key)
         return self._signal_mistake(event.t, {"type": UNKNOWN_TAG, "zone": event.zone, "uid": event.uid})
+
+    def _token(self, event: TableEvent, token: str) -> list[Signal]:
+        """A bidding token (the deck's ``[bids]``) laid on a seat reader: the control line it
+        makes in this phase (:mod:`controller.core.tokens`).  The table event stays the raw
+        ``placed`` line, so a log replays exactly.  Lifting it, or a second read while it
+        lies, does nothing; its presence is kept with the other non-card tags."""
+        key = (event.zone, event.uid)
+        if event.event != PLACED:
+            self.unknown_present.discard(key)
+            return []
+        if key in self.unknown_present:
+            return []
+        self.unknown_present.add(key)
+        line = control_line_for(token, event.zone, phase_of(self.deal), event.t)
+        return [] if line is None else self._control(line)
 
     def _mistake(self, t: float, kind: str, zone: str, card: Card, **extra) -> list[Signal]:
         key = (zone, card)

@@ -130,6 +130,7 @@ class SessionLog:
         self.size = 0           # bytes of events.jsonl written so far (known after resume/create)
         self.count = 0          # table events in it
         self.repairs: list[str] = []    # what the last resume repaired
+        self._resuming = False
         self._crc = 0           # CRC-32 of the events file's bytes (for the journal)
         self._pending = bytearray()     # lines not yet written (a full disk)
         self._pending_cps: list[tuple[int, int, float, dict]] = []
@@ -273,7 +274,10 @@ class SessionLog:
                 end = start
             os.ftruncate(fh.fileno(), end)
             os.fsync(fh.fileno())
-        self.repairs.append(f"dropped a torn last line ({size - end} bytes)")
+        if self._resuming:
+            self.repairs.append(f"dropped a torn last line ({size - end} bytes)")
+        else:
+            log.warning("%s: dropped a torn last line (%d bytes)", path, size - end)
         return size - end
 
     def table_events(self, zones: Iterable[str], offset: int = 0) -> list[TableEvent]:
@@ -307,7 +311,11 @@ class SessionLog:
         self.repairs = []
         if not _is_regular(self.events_path):
             raise SessionUnreadable(f"{self.events_path}: not a regular file")
-        self.drop_torn_line()
+        self._resuming = True       # what is repaired is said once, at the end
+        try:
+            self.drop_torn_line()
+        finally:
+            self._resuming = False
         try:
             fh = open_read(self.events_path)
         except OSError as exc:

@@ -30,6 +30,7 @@ import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+import itertools
 import queue
 import threading
 from typing import BinaryIO, Callable, Iterable
@@ -102,13 +103,14 @@ class Journal:
         self.path = path
         self._fh = None
 
-    def entries(self, on_entry: Callable[[Entry], object] | None = None
+    def entries(self, on_entries: Callable[[list[Entry]], object] | None = None
                 ) -> tuple[list[Entry], int, int]:
         """The journal's leading whole, self-consistent lines, in order of offset.
 
         Returns them, the byte length they take, and whether lines after them are
-        not used (damaged, torn, or out of order): 1 if so, else 0.  ``on_entry``
-        is given each entry as soon as it is read (see :func:`verify_while_reading`).
+        not used (damaged, torn, or out of order): 1 if so, else 0.  ``on_entries``
+        is given the entries of each chunk as soon as they are read
+        (see :func:`verify_while_reading`).
         """
         try:
             fh = open_read(self.path)
@@ -117,7 +119,7 @@ class Journal:
         except OSError:         # a symlink (ELOOP) or unreadable: the journal is rebuilt
             return [], 0, 1
         good: list[Entry] = []
-        end, rest, pos, carry = 0, 0, 0, b""
+        end, rest, pos, carry, handed = 0, 0, 0, b"", 0
         with fh:
             # whole chunks split into lines (10,000 lines: a readline each would cost more)
             while rest == 0 and (chunk := fh.read(CHUNK)):
@@ -134,8 +136,9 @@ class Journal:
                         break
                     good.append(entry)
                     end = entry.end
-                    if on_entry is not None:
-                        on_entry(entry)
+                if on_entries is not None:
+                    on_entries(good[handed:])
+                    handed = len(good)
             if carry and not rest:
                 rest = 1        # a torn last line
         return good, end, rest
@@ -200,7 +203,7 @@ def verify_while_reading(journal: Journal, events: BinaryIO, size: int
 
     def check() -> None:
         try:
-            result[:] = verify(iter(handed.get, None), events, size)
+            result[:] = verify(itertools.chain.from_iterable(iter(handed.get, None)), events, size)
         except OSError:
             result[:] = [0, 0]      # the events cannot be read: no checkpoint is trusted
 
