@@ -26,6 +26,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     settings = load_settings(args.config)
     if settings.backend == "hub" and not args.wait:
+        from .linkstate import check_hub_port
         check_hub_port(settings.section("hub").port)
     deck = load_deck(args.deck) if args.deck else None
     if deck is None and settings.backend != "sim":
@@ -91,15 +92,6 @@ def keyboard_confirm(service) -> str:
         EnterConfirms(sys.stdin, lambda: service.sink(button(service.clock(), "confirm"))).start()
         return "fix it, then press Enter here to confirm (no confirm button wired)"
     return "fix it; no confirm button wired: set [gpio] buttons.confirm, or run on a terminal and press Enter"
-
-
-def check_hub_port(port: str) -> None:
-    """A hub port that is a device path must exist now (``run --wait`` waits for it instead)."""
-    from ..core.errors import LinkError
-
-    if "://" not in port and not Path(port).exists():
-        raise LinkError(f"hub port {port}: no such device - check the hub's USB cable and hub.port "
-                        "(ls /dev/serial/by-id/), or pass --wait to wait for it")
 
 
 def close_unfinished(log_dir: Path, on_finished) -> Path | None:
@@ -172,7 +164,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def add_demo(sub) -> None:
-    from .demo import DEFAULT_SPEED, MAX_SPEED, deal_count, demo_speed, web_port
+    from .options import DEFAULT_SPEED, MAX_SPEED, deal_count, demo_speed, port_number
     p = sub.add_parser("demo", help="the whole table simulated: emulated hub, simulated players, live view")
     p.add_argument("--deals", type=deal_count, default=3, help="deals to play, at least 1 (default 3)")
     p.add_argument("--speed", type=demo_speed, default=DEFAULT_SPEED,
@@ -184,7 +176,7 @@ def add_demo(sub) -> None:
     p.add_argument("--bidding", action="store_true",
                    help="whole games: the players bid with their tokens, play contracts, misères and raspasovkas")
     p.add_argument("--log-dir", default="logs", help="game log folder (default ./logs)")
-    p.add_argument("--web", nargs="?", type=web_port, const=8080, metavar="PORT",
+    p.add_argument("--web", nargs="?", type=port_number, const=8080, metavar="PORT",
                    help="serve the live table page on 127.0.0.1:PORT while it plays (default 8080)")
     p.set_defaults(func=cmd_demo)
 

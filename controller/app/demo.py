@@ -28,7 +28,7 @@ from typing import Callable, Mapping, TextIO
 
 from ..core.config import GameConfig, Table, load_game_config
 from ..core.errors import LinkError
-from ..core.events import button
+from ..core.events import PLACED, REMOVED, button
 from ..store.gamelog import CONFIG, DECK, EVENTS
 from .outputs import HubOutputs
 from .service import TableService
@@ -36,7 +36,9 @@ from .settings import Settings
 from .sim import BiddingSimulator, Noise, TableSimulator, make_deck
 from .backends.display import DisplayConfig
 from .backends.hub import HubConfig, HubSource
-from .screen import DIM, MISTAKE, TURN as TURN_STYLE, EnterConfirms, Screen, link_state
+from .linkstate import link_state
+from .options import MIN_GAP_S, MIN_HUMAN_GAP_S
+from .screen import DIM, MISTAKE, TURN as TURN_STYLE, EnterConfirms, Screen
 from .textview import plural, summary_text
 from ..core.cards import parse_card
 from ..core.snapshot import TableSnapshot
@@ -88,6 +90,7 @@ class LiveView:
         self._played = 0
         self._link_state = None
         self._snap: TableSnapshot | None = None
+        self._closed = False
         self.screen.capture_logging()
 
     def _label(self, zone: str) -> str:
@@ -159,6 +162,8 @@ class LiveView:
 
     def receive(self, item) -> None:
         snap = self._snap = item.snapshot
+        if self._closed:
+            return
         if self.tty:
             self.screen.draw(self.panel(snap))
         elif len(snap.deals) > self._reported:
@@ -182,62 +187,21 @@ class LiveView:
         return f" {d['kind']}{game} by {self._label(d['declarer'])} {d.get('outcome') or ''}".rstrip()
 
     def tick(self, now: float) -> None:
-        if self.tty and self.link is not None and self._snap is not None \
+        if not self._closed and self.tty and self.link is not None and self._snap is not None \
                 and link_state(self.link) != self._link_state:
             self.screen.draw(self.panel(self._snap))
 
     def close(self) -> None:
+        # the panel stays as the table last was: not redrawn when the emulated hub goes away after it
+        self._closed = True
         self.screen.release_logging()
 
 
 _CALLING = ("auction", "contract", "whisting")
 
 
-# Real readers need time: the hub reports a tag after two 20 ms polls, and tags laid within one
-# poll cycle on different readers come out in reader order.  The simulated players keep the pace of
-# real ones (the [sim] backend's: a card every ~0.5 s, never faster than MIN_HUMAN_GAP_S), and
-# --speed divides every time by the same factor up to MAX_SPEED, where the quickest move is still
-# MIN_GAP_S of real time apart: so --speed 2 is twice as fast, really.  Gathering the cards takes
-# longer than the hub's absent_ms at any allowed speed.
-MIN_GAP_S = 0.08
-MIN_HUMAN_GAP_S = 0.4
-MAX_SPEED = MIN_HUMAN_GAP_S / MIN_GAP_S
-DEFAULT_SPEED = 3.0
-
-
-def demo_speed(text: str) -> float:
-    """``--speed``: a finite number above 0 and at most :data:`MAX_SPEED`."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not (math.isfinite(value) and 0 < value <= MAX_SPEED):
-        raise argparse.ArgumentTypeError(
-            f"must be above 0 and at most {MAX_SPEED:g} (real readers need {MIN_GAP_S * 1000:.0f} ms "
-            f"between cards), got {text}")
-    return value
-
-
-def web_port(text: str) -> int:
-    """``--web PORT``: 0 (any free port) to 65535."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a port number, got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be 0-65535, got {value}")
-    return value
-
-
-def deal_count(text: str) -> int:
-    """``--deals``: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+# Real readers need time: the pace of the simulated players and the demo's --speed limit live in
+# options.py (the CLI reads them without importing the demo).
 
 
 def demo_simulator(game: GameConfig, seed: int, deck, speed: float) -> TableSimulator:
@@ -251,6 +215,57 @@ def demo_simulator(game: GameConfig, seed: int, deck, speed: float) -> TableSimu
                                 gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed))
     return TableSimulator(game, seed=seed, deck=deck, noise=Noise.demo(), step_s=0.5,
                           gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed))
+
+
+def play_in_order(emulator, events, zones, speed: float, stop: threading.Event) -> None:
+    """Lay the simulated players' moves on the emulated hub's readers at their times (divided by ``speed``).
+
+    Each card laid waits until the hub has reported everything before it: the
+    cards laid (SEEN) and the cards taken away from other readers (GONE); each
+    card taken away waits for the SEEN of every card laid.  So the
+    host sees the moves in the players' order however loaded the machine is
+    (two threads' wall-clock gaps alone would not promise it); a flicker on one
+    reader (away for less than ``absent_ms``) stays the flicker the hub hides.
+    """
+    by_zone = {zone: i for i, zone in enumerate(zones)}
+    laid: dict[int, str] = {}                # reader -> the uid that must be reported there
+    start = time.monotonic()
+
+    def caught_up(reader: int, uid: str, gone_too: bool) -> bool:
+        reported = emulator.reported()
+        for r, shown in enumerate(reported):
+            want = laid.get(r)
+            if want is not None and shown != want:
+                return False
+            if gone_too and want is None and shown is not None and not (r == reader and shown == uid):
+                return False
+        return True
+
+    for event in events:
+        if event.event not in (PLACED, REMOVED) or event.zone not in by_zone:
+            continue
+        reader = by_zone[event.zone]
+        uid = event.uid if event.uid is not None else emulator_uid(event.card)
+        delay = start + event.t / speed - time.monotonic()
+        if delay > 0 and stop.wait(delay):
+            return
+        # a card is laid once every earlier move has been reported; a card is taken away once
+        # every card laid has been (else a tag lying for less than two polls would never be seen)
+        while not caught_up(reader, uid, gone_too=event.event == PLACED):
+            if stop.wait(0.01):
+                return
+        if event.event == PLACED:
+            emulator.place(reader, uid)
+            laid[reader] = uid
+        else:
+            emulator.remove(reader, uid)
+            laid.pop(reader, None)
+
+
+def emulator_uid(card) -> str:
+    """The uid the emulator gives a card laid by name (HubEmulator.play's made-up uids)."""
+    from ..core.cards import DECK as CARDS
+    return "C0DE%04X" % CARDS.index(card)
 
 
 def demo_deck(game: GameConfig, seed: int):
@@ -362,7 +377,10 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     sim = demo_simulator(game, seed, deck, speed)
     events = list(sim.deals(deals))
     emulator = HubEmulator(readers=len(zones), absent_ms=300, poll_ms=20)
-    path = emulator.open_pty()
+    emulator.open_pty()
+    # the stable symlink, not /dev/pts/N: once the emulator closes, the symlink goes with it, while
+    # the pty's number is soon another terminal's, which a reconnecting link would write into
+    path = emulator.link_path
     settings = Settings(game=game, backend="hub",
                         sections={"hub": HubConfig(port=path, zones=tuple(zones)), "display": DisplayConfig("hub")})
     service = TableService(settings, deck, log_dir)
@@ -404,7 +422,7 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
             if players is not None:
                 players.play(events)
             else:
-                emulator.play(events, zones, {}, speed=speed).join()
+                play_in_order(emulator, events, zones, speed, service.stop_event)
         except LinkError as exc:
             failure.append(str(exc))
         script_done.set()
@@ -487,4 +505,4 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["run_demo", "cmd_demo", "LiveView", "demo_speed", "deal_count", "MAX_SPEED", "DEFAULT_SPEED"]
+__all__ = ["run_demo", "cmd_demo", "LiveView", "demo_simulator", "play_in_order"]

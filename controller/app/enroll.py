@@ -421,6 +421,9 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
 
     out = stream or sys.stdout
     settings = load_settings(args.config)
+    if settings.backend == "hub" and not getattr(args, "wait", False):
+        from .linkstate import check_hub_port
+        check_hub_port(settings.section("hub").port)
     zone = args.zone
     if zone is not None and zone not in settings.zones:
         raise ConfigError(f"--zone: must be one of {', '.join(settings.zones)}, got {zone!r}", "zone")
@@ -504,6 +507,8 @@ def add_enroll(sub) -> None:
     p.add_argument("--deck", required=True, help="deck file (TOML) to write; an existing partial one is resumed")
     p.add_argument("--config", help="config file (TOML); a simulated table when omitted")
     p.add_argument("--zone", help="take tags only from this zone (seat1, ..., prikup); default: any")
+    p.add_argument("--wait", action="store_true",
+                   help="with a hub port that does not exist (yet), wait for it instead of stopping")
     p.add_argument("--bids", type=int, nargs="?", const=1, metavar="SETS",
                    help="enrol bidding tokens instead of cards: SETS sets (default 1; one per seat, or "
                         "one shared) into the deck file's [bids] table")

@@ -11,50 +11,14 @@ emulator's own entry point.
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 from ..core.cards import zone_names
 from ..core.errors import ConfigError
+from .options import count, port_number, speed_factor
 
 #: zones a reader can be given (seat1..seat4, prikup), or "" for an unused reader
 KNOWN_ZONES = zone_names(4)
-
-
-def port_number(text: str) -> int:
-    """A TCP port, 0 (any free one) to 65535."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a port number 0-65535, got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be a port number 0-65535, got {value}")
-    return value
-
-
-def speed_factor(text: str) -> float:
-    """A finite speed factor above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
-    return value
-
-
-def count(minimum: int):
-    """An integer of at least ``minimum``."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-    parse.__name__ = "count"
-    return parse
 
 
 def zone_list(text: str) -> list[str]:

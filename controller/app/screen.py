@@ -12,8 +12,6 @@ Rules it keeps, whatever the width of the terminal:
   (https://no-color.org) or ``TERM=dumb``;
 - on a pipe or a file nothing is redrawn: the views write plain lines instead.
 
-It also spells the hub link's state for the views ("waiting for hub on
-/dev/…", "hub connected (fw …, N readers)").
 """
 
 from __future__ import annotations
@@ -26,6 +24,7 @@ import time
 from typing import Iterable, Sequence, TextIO
 
 from ..core.view import ERROR as ERROR_LED, TURN as TURN_LED
+from .linkstate import link_state
 
 #: line styles a view may ask for
 TURN, MISTAKE, DIM, PLAIN = "turn", "mistake", "dim", None
@@ -63,20 +62,6 @@ def fit(text: str, width: int) -> str:
     if len(text) <= width:
         return text
     return text[:max(width - 1, 0)] + "\u2026" if width > 0 else ""
-
-
-def link_state(link, port: str | None = None) -> str:
-    """The hub link in words: connected (with what the hub said), or what it is waiting for."""
-    if link is None:
-        return ""
-    info = getattr(link, "hub_info", None)
-    if getattr(link, "ready", False) and info is not None:
-        return f"hub connected (firmware {info.fw_version}, {info.readers} readers)"
-    where = port or getattr(link, "url", "?")
-    error = getattr(link, "error", None)
-    if error is not None:
-        return f"hub on {where} is incompatible: {error}"
-    return f"waiting for hub on {where}"
 
 
 def _same_terminal(a: TextIO, b: TextIO) -> bool:
@@ -266,4 +251,4 @@ class EnterConfirms:
             return
 
 
-__all__ = ["Screen", "EnterConfirms", "TerminalBoard", "link_state", "colour_wanted", "fit", "TURN", "MISTAKE", "DIM"]
+__all__ = ["Screen", "EnterConfirms", "TerminalBoard", "colour_wanted", "fit", "TURN", "MISTAKE", "DIM"]

@@ -29,7 +29,7 @@ def summary_text(summary: dict, names: Mapping[str, str] | None = None) -> str:
         if d["revoke"]:
             note.append(f"revoke by {label.get(d['revoke'], d['revoke'])}")
         if not d["complete"]:
-            note.append(f"incomplete ({len(d['tricks'])} tricks)")
+            note.append(f"incomplete ({plural(len(d['tricks']), 'trick')})")
         out.append(f"{d['number']:>4}  {label.get(d['dealer'], d['dealer']):<{width}}  {d['price']:>5}  "
                    + "  ".join(f"{d['taken'][s]:>{width}}" for s in seats) + "  " + ", ".join(note))
     out.append("")

@@ -151,6 +151,8 @@ CASES = [
     ("enroll deck in a missing folder", ["enroll", "--deck", "/nonexistent/dir/d.toml"], 2, "cannot write"),
     ("enroll bad deck", ["enroll", "--deck", "{deckbad}"], 2, "1z"),
     ("enroll no --deck", ["enroll"], 2, "--deck"),
+    ("enroll a hub port that never existed", ["enroll", "--deck", "{tmp}/d.toml", "--config", "{hub_missing}"],
+     2, "--wait"),
     ("doctor unknown option", ["doctor", "--bogus"], 2, "--bogus"),
     # the parser itself
     ("no command", [], 2, "COMMAND"),
@@ -294,3 +296,16 @@ def test_replay_inside_a_session_uses_its_config_and_deck(tmp_path):
     other.write_text("[table]\n")
     res = run(["replay", str(folder / "events.jsonl"), "--config", str(other)], tmp_path)
     assert "Anna" not in res.stdout and f"--config {other} (given, not the session's)" in res.stderr
+
+
+def test_docs_ship_with_the_clone_and_say_what_help_says():
+    from controller.app.cli import HELP
+
+    readme = (ROOT / "README.md").read_text()
+    assert "../shared/" not in readme
+    for name in ("RULES.md", "FORMATS.md", "PROTOCOL.md", "cli.md"):
+        assert (ROOT / "docs" / name).is_file() and f"docs/{name}" in readme
+    reference = (ROOT / "docs" / "cli.md").read_text()
+    for name, (description, examples, exits) in HELP.items():
+        assert f"## `{name}`" in reference and description in reference, name
+        assert all(example in reference for example in examples), name
