@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 MISTAKE_BEEP_MS = 300
 NEW_PULKA = "new_pulka"          # queue items that are not table events
 _LINK = "link"
+_NOTICE = "notice"
 
 
 class TableService:
@@ -67,6 +68,7 @@ class TableService:
         self.clock = SessionClock()
         self.seq = 0
         self.link: dict = dict(NO_LINK)
+        self.notice = ""               # a line the display shows before the first deal (the web PIN)
         self.snapshot: TableSnapshot | None = None
         self._snapshots = SnapshotBuilder()
 
@@ -122,6 +124,11 @@ class TableService:
         the session clock like a button press."""
         self.queue.put(replace(event, t=self.clock()))
 
+    def set_notice(self, text: str) -> None:
+        """A line for the table's display before the session's first deal, from any thread
+        (the web page's PIN, so the players can read it)."""
+        self.queue.put((_NOTICE, text, ""))
+
     def set_link(self, state: str, detail: str = "") -> None:
         """The reader link's state (``none``/``waiting``/``connected``), from any thread;
         the loop publishes it."""
@@ -140,7 +147,8 @@ class TableService:
 
     def _publish(self, event: TableEvent | None, signals: list[Signal]) -> None:
         beep = MISTAKE_BEEP_MS if any(s.kind == "mistake" for s in signals) else 0
-        snapshot = self._snapshots.build(self.tracker, seq=self.seq, link=self.link, beep_ms=beep)
+        snapshot = self._snapshots.build(self.tracker, seq=self.seq, link=self.link, beep_ms=beep,
+                                         notice=self.notice)
         self.snapshot = snapshot
         self.bus.publish(Published(event, tuple(signals), snapshot,
                                    self.session.folder if self.session is not None else None))
@@ -175,6 +183,9 @@ class TableService:
                         self.new_pulka()
                     elif isinstance(item, tuple) and item[0] == _LINK:
                         self.link = {"state": item[1], "detail": item[2]}
+                        self._publish(None, [])
+                    elif isinstance(item, tuple) and item[0] == _NOTICE:
+                        self.notice = item[1]
                         self._publish(None, [])
                     else:
                         self.handle(item)

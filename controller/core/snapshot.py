@@ -106,9 +106,11 @@ class DealHistory(Sequence):
     10,000-deal session costs the loop nothing.  Decoding is pure and caches nothing
     shared, so any thread may read."""
 
-    def __init__(self, items: tuple = (), decode=None):
+    def __init__(self, items: tuple = (), decode=None, cache: dict | None = None):
         self._items = items
         self._decode = decode
+        self._cache = cache if cache is not None else {}   # index -> decoded entry, shared by the
+                                                            # builder's histories (an entry never changes)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -117,9 +119,12 @@ class DealHistory(Sequence):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self._items)))]
         item = self._items[index]
-        if not hasattr(item, "entry"):
-            item = self._decode(item)
-        return item.entry
+        if hasattr(item, "entry"):
+            return item.entry
+        entry = self._cache.get(index)
+        if entry is None:
+            entry = self._cache[index] = self._decode(item).entry
+        return entry
 
     def __eq__(self, other) -> bool:
         return list(self) == list(other) if isinstance(other, Sequence) else NotImplemented
@@ -140,16 +145,20 @@ class SnapshotBuilder:
         self.session = session
         self._records = -1
         self._deals: DealHistory = DealHistory()
+        self._decoded: dict[int, Mapping] = {}
         self._pulka: Mapping = {}
         self._settlement: Mapping = {}
 
-    def build(self, tracker, *, seq: int, link: Mapping = NO_LINK, beep_ms: int = 0) -> TableSnapshot:
+    def build(self, tracker, *, seq: int, link: Mapping = NO_LINK, beep_ms: int = 0,
+              notice: str = "") -> TableSnapshot:
         config = tracker.config
         names = config.table.names
         count = len(tracker.records)
         if count != self._records:
             self._records = count
-            self._deals = DealHistory(*tracker.records.frozen())
+            for index in [i for i in self._decoded if i >= count]:   # an undo took deals back
+                del self._decoded[index]
+            self._deals = DealHistory(*tracker.records.frozen(), cache=self._decoded)
             self._pulka = tracker.pulka.to_dict()
             self._settlement = {"convention": tracker.rules.convention,
                                 "balance": rounded(settle(self._pulka, tracker.rules.convention))}
@@ -178,4 +187,4 @@ class SnapshotBuilder:
             next_deal=MappingProxyType({"dealer": dealer, "price": tracker.rules.progression[step]}),
             leftover=bool(tracker.leftover),
             link=MappingProxyType(dict(link)),
-            indications=indications(tracker, names, beep_ms))
+            indications=indications(tracker, names, beep_ms, notice))

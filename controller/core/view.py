@@ -114,7 +114,8 @@ def _contract_counts(deal, label) -> str:
     return f"{label[declarer][:3]}:{mine}/{b.game[:-1]} {whist}:{theirs}/{need}"
 
 
-def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 0) -> Indications:
+def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 0,
+                notice: str = "") -> Indications:
     """What the LEDs and the display show for the tracker's state (no I/O, no clock).
 
     LEDs: the seat to play is steady; the winner of the last trick blinks until
@@ -171,6 +172,8 @@ def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 
         zone = alert.get("zone")
         if zone in leds:
             leds[zone] = ERROR
+    if notice and deal is None and not tracker.records and not tracker.alerts:
+        lines[-1] = notice          # before the session's first deal (the web page's PIN)
     if tracker.alerts:
         alert = tracker.alerts[-1]
         who = label.get(alert.get("zone"), alert.get("zone") or "")

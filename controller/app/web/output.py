@@ -33,9 +33,11 @@ class WebOutput:
     inline = False
 
     def __init__(self, config: WebConfig, *, submit: Callable[[TableEvent], None], log_dir: Path,
-                 zones: tuple[str, ...], rules: Rules | None = None):
+                 zones: tuple[str, ...], rules: Rules | None = None,
+                 notice: Callable[[str], None] | None = None):
         self.config = config
         self.submit = submit
+        self.notice = notice            # shows the PIN on the table's display
         self.log_dir = Path(log_dir)
         self.zones = tuple(zones)
         self.rules = rules
@@ -53,6 +55,8 @@ class WebOutput:
         server = WebServer(host=self.config.host, port=self.config.port, pages=pages, gate=gate,
                            zones=self.zones, submit=self.submit, log_dir=self.log_dir)
         self.server = server.start()
+        if self.notice is not None:
+            self.notice(f"web PIN {gate.pin}")
         log.info("web: the table page is at %s (PIN from %s)", server.url,
                  "the config" if self.config.pin else self.log_dir / "web-pin")
         return self.server
@@ -89,7 +93,8 @@ def for_service(service, config: WebConfig, *, start: bool = True) -> WebOutput:
     """The web output of a :class:`~controller.app.service.TableService`: its log dir, zones and
     rules, control lines entered with ``service.submit``; listening at once unless ``start`` is false."""
     output = WebOutput(config, submit=service.submit, log_dir=Path(service.log_dir),
-                       zones=tuple(service.settings.zones), rules=service.settings.game.rules)
+                       zones=tuple(service.settings.zones), rules=service.settings.game.rules,
+                       notice=service.set_notice)
     if start:
         output.start()
     return output
