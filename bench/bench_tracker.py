@@ -36,7 +36,7 @@ from controller.core.config import GameConfig  # noqa: E402
 from controller.app.sim import Noise, TableSimulator  # noqa: E402
 from controller.core.tracker import DealTracker  # noqa: E402
 from controller.core.config import Rules, Table  # noqa: E402
-from controller.store.replay import replay_file  # noqa: E402
+from controller.store.replay import events_of_stream, replay_file  # noqa: E402
 from contract_games import MixedGame  # noqa: E402
 
 logging.getLogger("transitions").setLevel(logging.WARNING)
@@ -99,8 +99,9 @@ def mixed_batches(game: GameConfig, deals: int, chunk: int, noise: bool):
     print(file=sys.stderr)
 
 
-def replay_vs_json(game: GameConfig, deals: int, path: Path) -> tuple[float, float, int]:
-    """Seconds to replay a ``deals``-deal mixed session file, and to json.loads its lines."""
+def replay_vs_json(game: GameConfig, deals: int, path: Path) -> tuple[float, float, int, float]:
+    """Seconds to replay a ``deals``-deal mixed session file, to json.loads its lines, and to
+    parse its events alone (reading and validation, no tracker): where the replay's time goes."""
     with open(path, "w", encoding="utf-8") as fh:
         for event in MixedGame(game, seed=7).deals(deals):
             fh.write(event.to_json() + "\n")
@@ -113,7 +114,12 @@ def replay_vs_json(game: GameConfig, deals: int, path: Path) -> tuple[float, flo
     start = clock()
     tracker = replay_file(path, game)
     replay = clock() - start
-    return replay, bare, len(tracker.records)
+    start = clock()
+    with open(path, "rb") as fh:
+        for _ in events_of_stream(fh, tuple(tracker.zones)):
+            pass
+    parse = clock() - start
+    return replay, bare, len(tracker.records), parse
 
 
 def main() -> None:
@@ -157,9 +163,11 @@ def main() -> None:
     print(f"mixed cost of one event:   {m_per_event * 1e6:.2f} us  "
           f"({m_per_event / per_event:.2f}x raspasovka, {m_per_event / bare:.2f}x the bare trigger)")
     with tempfile.TemporaryDirectory() as tmp:
-        replay, loads, deals = replay_vs_json(mixed_game, args.replay_deals, Path(tmp) / "session.jsonl")
+        replay, loads, deals, parse = replay_vs_json(mixed_game, args.replay_deals, Path(tmp) / "session.jsonl")
     print(f"{deals}-deal session replay:  {replay:.3f} s; bare json.loads of its lines {loads:.3f} s "
           f"({replay / loads:.2f}x)")
+    print(f"  of which parsing:        {parse:.3f} s ({parse / loads:.2f}x json.loads); the tracker the rest "
+          f"({(replay - parse) / loads:.2f}x)")
 
 
 if __name__ == "__main__":
