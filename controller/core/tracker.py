@@ -391,14 +391,21 @@ class DealTracker:
                     "message": message or _MESSAGES.get(alert["type"], alert["type"])}
         return [Signal("mistake", t, data)]
 
-    def _unknown(self, event: TableEvent) -> list[Signal]:
+    def _tag_newly_laid(self, event: TableEvent) -> bool:
+        """A tag that is not a card (unknown, or a bidding token): True when this line lays it;
+        a lift, or a second read while it lies, changes nothing but its presence."""
         key = (event.zone, event.uid)
         if event.event != PLACED:
             self.unknown_present.discard(key)
-            return []
+            return False
         if key in self.unknown_present:
-            return []
+            return False
         self.unknown_present.add(key)
+        return True
+
+    def _unknown(self, event: TableEvent) -> list[Signal]:
+        if not self._tag_newly_laid(event):
+            return []
         return self._signal_mistake(event.t, {"type": UNKNOWN_TAG, "zone": event.zone, "uid": event.uid})
 
     def _token(self, event: TableEvent, token: str) -> list[Signal]:
@@ -406,13 +413,8 @@ class DealTracker:
         makes in this phase (:mod:`controller.core.tokens`).  The table event stays the raw
         ``placed`` line, so a log replays exactly.  Lifting it, or a second read while it
         lies, does nothing; its presence is kept with the other non-card tags."""
-        key = (event.zone, event.uid)
-        if event.event != PLACED:
-            self.unknown_present.discard(key)
+        if not self._tag_newly_laid(event):
             return []
-        if key in self.unknown_present:
-            return []
-        self.unknown_present.add(key)
         line = control_line_for(token, event.zone, phase_of(self.deal), event.t)
         return [] if line is None else self._control(line)
 

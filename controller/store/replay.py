@@ -25,22 +25,6 @@ from .lines import MAX_LINE, read_lines
 STDIN = "-"
 
 
-def decoded_lines(data: bytes, on_error: ErrorSink | None = None) -> Iterator[str]:
-    """The lines of ``data`` as text; a line that is not UTF-8 is reported and given as blank.
-
-    A leading UTF-8 byte order mark (some editors write one) is not part of line 1.
-    """
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8):]
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError:
-            if on_error:
-                on_error(number, "not UTF-8 text")
-            yield ""
-
-
 def stream_lines(fh: BinaryIO, on_error: ErrorSink | None = None) -> Iterator[str]:
     """The lines of a binary stream as text, one at a time; a line that is not UTF-8 text
     or is over-long is reported and given as blank (so line numbers stay right).  A leading
@@ -127,5 +111,5 @@ def replay_file(path: str | Path, config: GameConfig, deck: Deck | None = None,
     return tracker
 
 
-__all__ = ["replay_file", "decoded_lines", "stream_lines", "events_of_stream", "open_events",
+__all__ = ["replay_file", "stream_lines", "events_of_stream", "open_events",
            "read_event_file", "EventError"]
