@@ -42,6 +42,8 @@ class Settings:
     log_dir: str = "logs"
     sections: Mapping[str, Any] = field(default_factory=dict)
     source: Path | None = None
+    present: frozenset[str] = frozenset()     # the sections the config file has (an output may be
+                                              # on only when its section is there: [web])
 
     def section(self, name: str) -> Any:
         """The config of section ``name`` (its defaults when the file did not have it)."""
@@ -78,7 +80,8 @@ def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None) -> Se
     log_dir = check_str(log["dir"], "log.dir") if "dir" in log else "logs"
 
     sections = {name: mod.parse(check_table(doc.get(name, {}), name), game) for name, mod in modules.items()}
-    settings = Settings(game=game, backend=backend, log_dir=log_dir, sections=sections, source=source)
+    settings = Settings(game=game, backend=backend, log_dir=log_dir, sections=sections, source=source,
+                        present=frozenset(doc))
     check_across_sections(settings)
     return settings
 

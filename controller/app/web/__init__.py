@@ -31,16 +31,21 @@ from .pin import PIN_FILE, stored_pin
 
 
 def outputs(config: WebConfig, ctx) -> list:
-    """The page for ``preftable run``: it needs the table service (``ctx.service``) to enter
-    control lines; it starts listening with the first published snapshot."""
+    """The page for ``preftable run`` when the config has a ``[web]`` section (the Pi
+    installer's has; a table without one imports no web server: ~24 MB less, and no port
+    taken).  It needs the table service (``ctx.service``) to enter control lines; it starts
+    listening with the first published snapshot."""
     service = getattr(ctx, "service", None)
-    if service is None:
+    if service is None or SECTION not in ctx.settings.present:
         return []
     return [for_service(service, config, start=False)]
 
 
 def doctor(config: WebConfig, doc, settings) -> None:
     """The page's address and where its PIN is (the PIN itself, for the person setting up the table)."""
+    if SECTION not in settings.present:
+        doc.add(OK, "web page off (no [web] section in the config)")
+        return
     url = f"http://{config.listen}/"
     if config.host in ("127.0.0.1", "::1", "localhost"):
         doc.add(WARN, f"web page at {url}: only this computer can open it",
