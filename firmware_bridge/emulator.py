@@ -31,7 +31,7 @@ from typing import Callable, Iterable, Sequence
 
 from controller.core.cards import DECK, Card, seat_names, zone_names
 from controller.core.deck import load_deck
-from controller.core.errors import DeckError, EventError
+from controller.core.errors import DeckError, EventError, LinkError
 from controller.core.events import TableEvent, normalise_uid, placed, read_events, removed
 
 from .codec import MAX_FRAME, MAX_READERS, PROTO_VERSION, Frame, FrameError, decode_line
@@ -854,8 +854,10 @@ def cli_main(argv: list[str]) -> int:
             print(emulator.open_pty(), flush=True)
             print(f"# stable path, follows unplug/replug: {emulator.link_path}", file=sys.stderr, flush=True)
     except OSError as exc:
-        print(f"hub-emulator: cannot serve: {exc}", file=sys.stderr)
-        return 2
+        emulator.close()                        # no pty folder left behind
+        # one line in the CLI's own format (cli.main reports a PreftableError, exit 2)
+        where = f"TCP port {args.tcp}" if args.tcp is not None else "a pty"
+        raise LinkError(f"hub-emulator cannot serve on {where}: {exc.strerror or exc}") from None
     if events:
         try:
             # a host connecting late must not miss the first moves (and see them out of turn)

@@ -58,6 +58,11 @@ class PresenceTracker:
         self._where: dict[str, int] = {}                  # placed uid -> reader
         self._held: set[str] = set()                      # uids held back (logged once)
 
+    def lying(self) -> list[str]:
+        """The zones a tag lies on now; safe to call from another thread (a copy is read)."""
+        where = dict(self._where)
+        return sorted({self.zones[index] for index in where.values()})
+
     def present(self) -> dict[str, set[str]]:
         """The placed UIDs of each zone."""
         out: dict[str, set[str]] = {zone: set() for zone in self.zones}

@@ -359,6 +359,7 @@ class EnrolRun:
         self.queue: queue.Queue = queue.Queue()
         self.stop_event = threading.Event()
         self.on_message: Callable[[Message], object] | None = None
+        self.started = threading.Event()    # set once what lay on the readers at the start is known
 
     def _show(self, ind: Indications) -> None:
         now = time.monotonic()
@@ -370,13 +371,17 @@ class EnrolRun:
         enrolment = self.enrolment
         self.source.start(self.queue.put)
         try:
+            # what lies on the readers now would be enrolled at once: it must be lifted first
+            lying: list[str] | None = None
             link = getattr(self.source, "link", None)
             if link is not None and link.wait_ready(READY_WAIT_S):
-                # what lies on the readers now would be enrolled at once: it must be lifted first
                 lying = [zone for zone, uid in zip(link.zones, link.picture()) if zone and uid]
-                for m in enrolment.clear_first(lying):
-                    if self.on_message is not None:
-                        self.on_message(m)
+            elif link is None and hasattr(self.source, "lying"):      # the Pi's own readers
+                lying = self.source.lying(READY_WAIT_S)
+            for m in enrolment.clear_first(lying or []):
+                if self.on_message is not None:
+                    self.on_message(m)
+            self.started.set()
             self._show(enrolment.indications())
             while not enrolment.done and not self.stop_event.is_set():
                 try:

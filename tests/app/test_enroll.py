@@ -335,6 +335,10 @@ def test_enroll_through_spi_readers(tmp_path):
 
     def player() -> None:
         try:
+            # a tag laid before the enrolment has looked at the readers would count as lying there
+            if not runner.started.wait(30):
+                failures.append("the enrolment never started")
+                return
             for i, card in enumerate(DECK[26:], start=26):
                 if not wait_for(lambda: enrolment.next_card == card and enrolment.lifting is None):
                     failures.append(f"never asked for {card}")
@@ -365,3 +369,52 @@ def test_enroll_through_spi_readers(tmp_path):
     rows = [line.strip("\u2502").rstrip() for line in screen.getvalue().splitlines() if line.startswith("\u2502")]
     assert ["already enrolled as", "10s"] in [rows[i:i + 2] for i in range(len(rows))]
     assert rows[-4:] == ["deck complete", "32/32", "all cards enrolled", ""]
+
+
+def test_enroll_through_spi_readers_waits_for_a_tag_lying_there_to_be_lifted(tmp_path):
+    """Issue 11: a tag already on a reader when enrolment starts is not enrolled at once; the
+    reader is named, and enrolment starts once it is lifted (the Pi's own readers, like the hub)."""
+    from controller.app.enroll import EnrolRun
+    from controller.app.settings import settings_from_dict
+    from controller.app.backends.spi import SpiSource
+    from hw.rc522 import FakeBackend
+    from hw.rc522_chip import VirtualTag
+
+    settings = settings_from_dict({"readers": {"backend": "spi"}, "spi": {"absent_ms": 50, "readers": [
+        {"zone": "seat1", "bus": 0, "device": 0, "reset_pin": 25},
+        {"zone": "prikup", "bus": 1, "device": 0, "reset_pin": 24}]}})
+    backend = FakeBackend()
+    chips = [backend.add_chip(0, 0), backend.add_chip(1, 0)]
+    stray = chips[1].field.put(VirtualTag(uid(40)))            # lies on the prikup reader already
+    path = tmp_path / "deck.toml"
+    save_deck(path, Deck({uid(i): c for i, c in enumerate(DECK[:31])}))
+    enrolment = Enrolment(load_partial(path))
+    said: list = []
+    runner = EnrolRun(path, enrolment, SpiSource(settings.section("spi"), backend.clock, spi_backend=backend))
+    runner.on_message = said.append
+    failures: list[str] = []
+
+    def player() -> None:
+        try:
+            if not wait_for(lambda: any("a tag lies on prikup" in m.text for m in said)):
+                failures.append(f"the lying tag was not named: {[m.text for m in said]}")
+                return
+            if uid(40) in enrolment.cards:
+                failures.append("the lying tag was enrolled")
+                return
+            chips[1].field.take(stray)
+            if not wait_for(lambda: any("readers clear" in m.text for m in said)):
+                failures.append("not cleared")
+                return
+            chips[0].field.put(VirtualTag(uid(31)))
+            if not wait_for(lambda: enrolment.cards.get(uid(31)) == DECK[31]):
+                failures.append("the last card was not enrolled")
+        finally:
+            if failures:
+                runner.stop()
+
+    thread = threading.Thread(target=player, daemon=True)
+    thread.start()
+    assert runner.run(), failures
+    thread.join(5)
+    assert not failures and uid(40) not in enrolment.cards

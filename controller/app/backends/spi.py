@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -143,6 +144,17 @@ class SpiSource:
             self._thread.join(timeout=2)
         for _, reader in self.readers:
             reader.close()
+
+    def lying(self, timeout: float) -> list[str] | None:
+        """The zones a tag lies on once the scanner has scanned often enough to know (a tag is
+        placed after ``confirm`` polls); None if it has not within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and not self._stop.is_set():
+            scanner = self.scanner
+            if scanner is not None and scanner.scans > scanner.tracker.confirm:
+                return scanner.tracker.lying()
+            self._stop.wait(0.005)
+        return None
 
 
 def source(config: SpiConfig, ctx) -> SpiSource:
