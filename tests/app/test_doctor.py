@@ -251,6 +251,7 @@ def test_hub_answers_hello_with_its_info(tmp_path, transport):
     [hello] = [f for f in findings if "proto" in f.text]
     assert hello.level == OK
     assert f"boot {emu.boot_id}" in hello.text and "firmware emu-9" in hello.text and "3 readers" in hello.text
+    assert hello.text.startswith("hub connected on ")          # the board's and live view's words
     [short] = [f for f in findings if "hub.zones maps 4" in f.text]
     assert short.level == FAIL and "prikup (reader 3)" in short.text
 

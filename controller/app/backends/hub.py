@@ -156,6 +156,7 @@ def check_hello(config: HubConfig, doc, settings) -> None:
     from firmware_bridge.link import HubLink
 
     from ..findings import FAIL, OK
+    from ..textview import plural
 
     statuses: list[str] = []
     zones = config.reader_zones(settings.game)
@@ -175,14 +176,15 @@ def check_hello(config: HubConfig, doc, settings) -> None:
         return
     if info is None:
         said = f" ({statuses[-1]})" if statuses else ""
-        doc.add(FAIL, f"hub at {config.port}: no HELLO within {doc.host.hello_timeout:g} s{said}",
+        doc.add(FAIL, f"waiting for hub on {config.port}: no HELLO within {doc.host.hello_timeout:g} s{said}",
                 f"check that the hub is powered and runs the preftable firmware, and hub.baudrate "
                 f"({config.baudrate})")
         return
-    doc.add(OK, f"hub at {config.port}: proto {info.proto}, firmware {info.fw_version}, "
-                f"boot {info.boot_id}, {info.readers} readers")
+    # the words the board and the live view use for the link (issue 11)
+    doc.add(OK, f"hub connected on {config.port}: firmware {info.fw_version}, {plural(info.readers, 'reader')}, "
+                f"proto {info.proto}, boot {info.boot_id}")
     lacking = [f"{zone} (reader {i})" for i, zone in enumerate(zones) if zone and i >= info.readers]
     if lacking:
-        doc.add(FAIL, f"hub has {info.readers} readers but hub.zones maps {len(zones)}: no reader for "
+        doc.add(FAIL, f"hub has {plural(info.readers, 'reader')} but hub.zones maps {len(zones)}: no reader for "
                       + ", ".join(lacking),
                 "connect the missing readers to the hub, or shorten hub.zones")
