@@ -967,3 +967,18 @@ def test_text_beep_and_cfg_outside_the_bounds_are_refused_by_the_host():
         with pytest.raises(ValueError):
             link.configure("absent_ms", 60001)
         assert link.text(3, "x" * 20).state == "queued" and link.beep(60000).state == "queued"
+
+
+def test_link_state_changes_are_warnings(caplog):
+    """Issue 10: lost and connected again show under systemd without -v (WARNING)."""
+    caplog.set_level("WARNING", logger="firmware_bridge.link")
+    with rig() as (emu, link, events, statuses):
+        connected = [r for r in caplog.records if "connected at" in r.getMessage()]
+        assert [r.levelname for r in connected] == ["WARNING"]
+        emu.unplug()
+        assert wait_for(lambda: not link.ready and any("no such device" in s for s in statuses), 3), statuses
+        emu.replug()
+        assert wait_for(lambda: link.ready, 5), statuses
+        assert wait_for(lambda: len([r for r in caplog.records if "connected at" in r.getMessage()]) == 2)
+    lost = [r for r in caplog.records if "no such device" in r.getMessage()]
+    assert lost and all(r.levelname == "WARNING" for r in lost)
