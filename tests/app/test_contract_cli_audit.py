@@ -423,3 +423,72 @@ def test_with_bidding_off_every_control_line_is_an_invalid_control_mistake(tmp_p
     assert status == 0 and summary == base
     assert any("invalid control 4 (first line 1)" in line for line in err), err
     assert list(summary["deals"][0]) == ["number", "dealer", "price", "tricks", "taken", "revoke", "complete"]
+
+
+# --- misère through the CLI ---------------------------------------------------------------------
+
+# A legal misère, dealer seat1, seat2 the declarer leads; prikup 9d Qd.  Hands: seat2 7s 8s 9s 7c
+# 8c 9c 7h 8h 7d 8d; seat3 As Ks Qs Ac Kc Qc Ah Kh Ad Kd; seat1 Js 10s Jc 10c Jh 10h 9h Qh Jd 10d.
+MISERE_CLEAN = [
+    ("seat2:7s", "seat3:As", "seat1:Js"),
+    ("seat3:Ks", "seat1:10s", "seat2:8s"),
+    ("seat3:Qs", "seat1:Qh", "seat2:9s"),
+    ("seat3:Ac", "seat1:Jc", "seat2:7c"),
+    ("seat3:Kc", "seat1:10c", "seat2:8c"),
+    ("seat3:Qc", "seat1:9h", "seat2:9c"),
+    ("seat3:Ah", "seat1:Jh", "seat2:8h"),
+    ("seat3:Kh", "seat1:10h", "seat2:7h"),
+    ("seat3:Ad", "seat1:Jd", "seat2:7d"),
+    ("seat3:Kd", "seat1:10d", "seat2:8d"),
+]
+# The declarer revokes in trick 5 (7h on the club lead, holding 8c 9c), proven in trick 6 (8c).
+MISERE_REVOKE = MISERE_CLEAN[:4] + [
+    ("seat3:Kc", "seat1:10c", "seat2:7h"),
+    ("seat3:Qc", "seat1:9h", "seat2:8c"),
+    ("seat3:Ah", "seat1:Jh", "seat2:8h"),
+    ("seat3:Kh", "seat1:10h", "seat2:9c"),
+] + MISERE_CLEAN[8:]
+
+
+@pytest.mark.parametrize("tricks, rules, outcome, gora, pulya, revoke", [
+    (MISERE_CLEAN, "bidding = true", "made", 0, 10, (None, None)),
+    (MISERE_REVOKE, "bidding = true", "failed", 10, 0, ("seat2", 5)),
+    (MISERE_REVOKE, 'bidding = true\nconvention = "leningrad"', "failed", 20, 0, ("seat2", 5)),
+])
+def test_a_misere_played_and_the_declarers_revoke_trick_counted_as_his(tmp_path, tricks, rules, outcome,
+                                                                       gora, pulya, revoke):
+    # "A misère. Taking no trick: P = 10 into the pulya. Otherwise 10 × m per trick taken on the
+    # declarer's gora. Nobody writes whists"; "In a misère, the revoke trick counts as the
+    # declarer's"; "`taken`: the tricks as played, before any revoke adjustment".
+    ev = Events().bid("seat2:misere", "seat3:pass", "seat1:pass").contract("seat2", "misere")
+    ev.tricks(tricks)
+    status, summary, err = replay(tmp_path, ev, rules=rules)
+    (deal,) = summary["deals"]
+    assert (deal["kind"], deal["game"], deal["value"], deal["outcome"]) == ("misere", "misere", 10, outcome)
+    assert (deal["revoke"], deal["revoke_trick"]) == revoke
+    assert deal["taken"] == {"seat1": 0, "seat2": 0, "seat3": 10}
+    assert deal["tricks"][0]["leader"] == "seat2" and deal["whist_calls"] == [] and deal["whisters"] == []
+    assert deal["written"] == written(gora={"seat2": gora}, pulya={"seat2": pulya})
+
+
+# --- undo through the CLI -------------------------------------------------------------------------
+
+def test_undo_takes_back_deal_after_deal(tmp_path):
+    # "`undo` takes back the last accepted line of the deal in progress, or of the deal just finished
+    # until the next deal's first accepted line — a card or a control line alike. A deal whose only
+    # line is taken back no longer exists."  Two unplayed deals, twelve lines, twelve undos.
+    ev = Events().bid("seat2:8d", "seat3:pass", "seat1:pass").contract("seat2", "8d").whist("seat3:pass", "seat1:pass")
+    ev.bid("seat3:6s", "seat1:pass", "seat2:pass").contract("seat3", "6s").whist("seat1:pass", "seat2:pass")
+    for _ in range(6):
+        ev.press("undo")
+    status, summary, _ = replay(tmp_path, ev)
+    assert len(summary["deals"]) == 1 and summary["deals"][0]["written"] == written(pulya={"seat2": 6})
+    ev.press("undo")
+    status, summary, _ = replay(tmp_path, ev)
+    (deal,) = summary["deals"]
+    assert deal["complete"] is False and deal["whist_calls"] == [{"seat": "seat3", "call": "pass"}]
+    assert summary["pulka"]["seat2"]["pulya"] == 0
+    for _ in range(6):
+        ev.press("undo")
+    status, summary, _ = replay(tmp_path, ev)
+    assert summary["deals"] == [] and all(p["pulya"] == 0 for p in summary["pulka"].values())
