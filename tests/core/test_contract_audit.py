@@ -282,3 +282,20 @@ def test_undo_reaches_back_deal_by_deal_also_after_a_resume(tmp_path):
         assert tracker.state == "whisting" and tracker.summary()["pulka"]["seat2"]["pulya"] == 0
         assert not tracker.summary()["deals"][0]["complete"]
     assert resumed.summary() == live.summary()
+
+
+def test_a_talon_card_seen_on_the_prikup_zone_is_played_later():
+    # "The table does not track which cards are talon or discard, and no card is refused for having
+    # been seen there — the declarer plays the talon cards he keeps."
+    s = bidding()
+    s.bids("seat2:6s", "seat3:pass", "seat1:pass")
+    s.lay("prikup", "As")                                  # the talon turned up
+    s.lay("prikup", "8s")
+    s.lift("prikup", "As")                                 # lifted into the declarer's hand
+    s.lift("prikup", "8s")
+    s.contract("seat2", "6s")
+    s.lay("prikup", "7d")                                  # the discard
+    s.lay("prikup", "8d")
+    s.whists("seat3:whist", "seat1:whist")
+    s.lay("seat2", "As")
+    assert not s.mistakes() and [(z, str(c)) for z, c in s.tracker.deal.plays] == [("seat2", "As")]
