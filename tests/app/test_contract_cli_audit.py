@@ -492,3 +492,54 @@ def test_undo_takes_back_deal_after_deal(tmp_path):
         ev.press("undo")
     status, summary, _ = replay(tmp_path, ev)
     assert summary["deals"] == [] and all(p["pulya"] == 0 for p in summary["pulka"].values())
+
+
+# --- a failure to trump through the CLI ---------------------------------------------------------
+
+# 6♠, dealer seat1, seat2 leads; prikup 8h 7h.  Hands: seat2 As Ks Qs Js 10s 9s Ad Kd Qd Jd;
+# seat3 8s 7s Ac Kc Qc Jc Ah Kh Qh Jh; seat1 10d 9d 8d 7d 10c 9c 8c 7c 10h 9h.  seat3, void in
+# diamonds and holding trumps, discards clubs in tricks 1 and 2 (failures to trump) and proves it
+# with 8s in trick 3.
+SIX_SPADES_NO_TRUMP = [
+    ("seat2:Ad", "seat3:Ac", "seat1:7d"),
+    ("seat2:Kd", "seat3:Kc", "seat1:8d"),
+    ("seat2:Qd", "seat3:8s", "seat1:9d"),
+    ("seat3:Ah", "seat1:10h", "seat2:As"),
+    ("seat2:Jd", "seat3:7s", "seat1:10d"),
+    ("seat3:Kh", "seat1:9h", "seat2:Ks"),
+    ("seat2:Qs", "seat3:Qc", "seat1:7c"),
+    ("seat2:Js", "seat3:Jc", "seat1:8c"),
+    ("seat2:10s", "seat3:Qh", "seat1:9c"),
+    ("seat2:9s", "seat3:Jh", "seat1:10c"),
+]
+
+
+def test_a_failure_to_trump_proven_by_a_later_trump_through_the_cli(tmp_path):
+    # "A revoke (ренонс) is ... failing to play a trump when void in the led suit and holding one";
+    # "a revoke is proven the moment the offender ... (a trump failure) later plays a trump"; "Only
+    # the revoke whose offending card came first in play order counts"; by a defender: "the charged
+    # seat writes on his gora P × m ... plus every whisters' remiz the adjusted counts bring".
+    ev = Events().bid("seat2:6s", "seat3:pass", "seat1:pass").contract("seat2", "6s")
+    ev.whist("seat3:whist", "seat1:whist").tricks(SIX_SPADES_NO_TRUMP)
+    status, summary, err = replay(tmp_path, ev)
+    (deal,) = summary["deals"]
+    assert [t["winner"] for t in deal["tricks"]] == ["seat2", "seat2", "seat3", "seat2", "seat3"] + ["seat2"] * 5
+    assert deal["taken"] == {"seat1": 0, "seat2": 8, "seat3": 2}
+    assert (deal["revoke"], deal["revoke_trick"], deal["outcome"]) == ("seat3", 1, "made")
+    # made: pulya 2; seat3 writes his 2 tricks x 2; seat1's shortfall on 6 (2 - 0) x 2 and the
+    # mistake's 2 are seat3's
+    assert deal["written"] == written(gora={"seat3": 6}, pulya={"seat2": 2}, whists={("seat3", "seat2"): 4})
+    assert any("revoke 1 (first line" in line for line in err), err
+
+
+@pytest.mark.parametrize("mode, charged", [("open", "seat1"), ("closed", "seat3")])
+def test_a_passers_revoke_is_the_whisters_in_open_play_and_his_own_in_closed(tmp_path, mode, charged):
+    # "The seat charged is the offender, except that in open play with one whister a revoke from the
+    # passer's zone is the whister's"; Readings fixed: "a passer who revokes in closed play is charged
+    # like a whister"; one whister writes D × P × m and his remiz (O − D) × P × m × w.
+    ev = Events().bid("seat2:6s", "seat3:pass", "seat1:pass").contract("seat2", "6s")
+    ev.whist("seat3:pass", "seat1:whist").mode(mode).tricks(SIX_SPADES_NO_TRUMP)
+    status, summary, err = replay(tmp_path, ev)
+    (deal,) = summary["deals"]
+    assert (deal["revoke"], deal["revoke_trick"], deal["whist_mode"]) == (charged, 1, mode)
+    assert deal["written"] == written(gora={charged: 2 + 4}, pulya={"seat2": 2}, whists={("seat1", "seat2"): 4})
