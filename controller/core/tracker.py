@@ -112,8 +112,10 @@ class Signal:
 class DealRecord:
     """A deal that ended (complete or abandoned): its summary entry and what it wrote.
 
-    ``deal`` (the accepted lines) is kept for the most recent record only, which
-    ``undo`` may reopen; older records are plain data, as restored from a checkpoint.
+    ``deal`` is kept for the most recent record only, which ``undo`` may reopen; an older
+    complete record keeps just its accepted ``lines``, so that once the deals after it are
+    taken back it is "the deal just finished" again (RULES-contracts.md: "`undo` may reach
+    back into the previous deal once the current deal's only line was taken back").
     """
 
     number: int
@@ -127,6 +129,7 @@ class DealRecord:
     writes: Writes | None           # what the deal wrote after the help rule (exact)
     plays: int = 0                  # cards accepted in the deal
     deal: Deal | None = None
+    lines: tuple | None = None      # an older complete deal's accepted lines (``deal`` dropped)
 
     def to_dict(self) -> dict:
         return self.entry
@@ -188,6 +191,17 @@ class BetweenDeals:
     unknown: set[tuple[str, str]]
     events_seen: int
     finished_after: int | None
+
+
+def replayed_deal(record: DealRecord, players: int, rules, lines) -> Deal:
+    """The deal of ``record`` rebuilt from its accepted lines (cards and control lines)."""
+    deal = Deal(record.number, record.dealer, record.price, record.step, players, rules)
+    for kind, who, value in lines:
+        if kind == CARD:
+            deal.play(who, value)
+        else:
+            deal.call(kind, who, value)
+    return deal
 
 
 def deal_entry(deal: Deal, outcome: str | None = None, written: DealWritten | None = None) -> dict:
@@ -333,7 +347,10 @@ class DealTracker:
                             deal.kind_name, entry, written.writes if written else None,
                             len(deal.plays), deal)
         if self.records:
-            self.records[-1].deal = None        # only the last deal can be reopened by undo
+            previous = self.records[-1]         # only the last deal is kept whole; older ones keep their lines
+            if previous.deal is not None:
+                previous.lines = tuple(previous.deal.lines) if previous.complete else None
+                previous.deal = None
         self.records.append(record)
         self.deal = None
         self.leftover = set(self.present)
@@ -656,9 +673,14 @@ class DealTracker:
         deal = self.deal
         if deal is None:
             # the deal just finished stays open to `undo` until the next deal's first line
-            if not self.records or not self.records[-1].complete or self.records[-1].deal is None:
-                return []               # nothing to take back
-            record = self.records.pop()
+            if not self.records or not self.records[-1].complete:
+                return []               # nothing to take back (after new_deal: nothing)
+            record = self.records[-1]
+            if record.deal is None:
+                if not record.lines:
+                    return []           # a record restored without its lines
+                record.deal = replayed_deal(record, self.players, self.rules, record.lines)
+            self.records.pop()
             if record.writes is not None:
                 self.pulka.add(record.writes, sign=-1)
             if self.finished_after == record.number:
@@ -721,13 +743,7 @@ class DealTracker:
         tracker.records = earlier if earlier is not None else Records()
         record = state.record
         if state.lines is not None:
-            deal = Deal(record.number, record.dealer, record.price, record.step, tracker.players,
-                        tracker.rules)
-            for kind, who, value in state.lines:
-                if kind == CARD:
-                    deal.play(who, value)
-                else:
-                    deal.call(kind, who, value)
+            deal = replayed_deal(record, tracker.players, tracker.rules, state.lines)
             record.deal = deal
             tracker.last_trick = deal.tricks[-1] if deal.tricks else None
         tracker.records.append(record)
