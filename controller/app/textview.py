@@ -64,6 +64,8 @@ def deal_kind_text(deal: Mapping, label: Mapping[str, str]) -> str:
         text = "auction not ended"
     elif kind == "raspasovka":
         text = "raspasovka"
+    elif deal.get("game") is None:          # stopped between the auction and the contract line
+        text = f"{name(deal['declarer'])} won the auction, no contract line"
     elif kind == "unplayed":
         text = f"{name(deal['declarer'])} {deal['game']}: unplayed, {(deal.get('outcome') or '').replace('_', ' ')}"
     else:

@@ -44,3 +44,9 @@ def test_help_is_written_after_the_deal():
                                                {"from": "seat1", "to": None, "points": 1}]}
     assert deal_kind_text(deal, {"seat1": "Ann", "seat2": "Bob"}) == \
         "Ann 6s made (whist Bob, closed); help Ann -> Bob 3; help Ann -> own gora 1"
+
+
+def test_a_deal_stopped_before_its_contract_line_says_so():
+    deal = {"kind": "contract", "declarer": "seat2", "game": None, "outcome": None, "whisters": [],
+            "whist_mode": None, "help": []}
+    assert deal_kind_text(deal, {}) == "seat2 won the auction, no contract line"
