@@ -760,10 +760,10 @@ class DealTracker:
         """The summary JSON of FORMATS.md and FORMATS-contracts.md."""
         pulka = self.pulka.to_dict()
         convention = self.rules.convention
-        summary = {"deals": self.deal_dicts(), "pulka": pulka,
-                   "settlement": {"convention": convention,
-                                  "balance": rounded(settle(pulka, convention))}}
+        summary = {"deals": self.deal_dicts(), "pulka": pulka}
         if self.contract_fields:
             summary["pulya_target"] = self.rules.pulya_target
             summary["finished_after_deal"] = self.finished_after
+        # FORMATS.md: the summary "ends with the same settlement object" as `settle` prints
+        summary["settlement"] = {"convention": convention, "balance": rounded(settle(pulka, convention))}
         return summary
