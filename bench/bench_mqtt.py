@@ -66,6 +66,17 @@ class TimedClub(Club):
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         self.received: dict[tuple[str, str, int], float] = {}
+        self.state_bytes: list[int] = []          # every state message's payload size
+        self.state_played: list[int] = []         # its deals played
+
+    def handle(self, topic, payload):
+        if topic.endswith("/state"):
+            self.state_bytes.append(len(payload))
+        super().handle(topic, payload)
+
+    def _state(self, table, doc):
+        super()._state(table, doc)
+        self.state_played.append((doc.get("snapshot") or {}).get("deals_played", 0))
 
     def _log_line(self, table, doc):
         line = doc.get("line")
@@ -174,6 +185,15 @@ def report(label: str, delays: list[float], missing: int, elapsed: float, cpu: f
           f"({1000 * cpu / max(1, lines):.3f} ms per log line, in and out)")
 
 
+def report_states(club: TimedClub, elapsed: float) -> None:
+    sizes = club.state_bytes
+    if not sizes:
+        return
+    print(f"   state messages: {len(sizes)} ({len(sizes) / elapsed:.0f}/s), payload mean "
+          f"{statistics.mean(sizes):.0f} B, max {max(sizes)} B, up to {max(club.state_played or [0])} deals "
+          f"played; {sum(sizes) / elapsed / 1024:.1f} kB/s of state into the board")
+
+
 def latency_processes(folder: Path, broker: Broker, count: int, seconds: float, speed: float) -> None:
     club = TimedClub(broker.url, folder / f"club-p{count}", client_id=f"bench-club-p{count}")
     club.start()
@@ -207,6 +227,7 @@ def latency_processes(folder: Path, broker: Broker, count: int, seconds: float, 
                 delays.append((got - appended) * 1000)
     club.stop()
     report(f"{count:2d} table(s), a process each", delays, missing, elapsed, cpu)
+    report_states(club, elapsed)
 
 
 def latency(folder: Path, broker: Broker, count: int, seconds: float, speed: float) -> None:

@@ -16,6 +16,9 @@ and not written: the board asks the table for nothing and invents nothing,
 it reports the gap and waits for the table to resend; the held lines go into
 the mirror once the gap is filled.
 
+With ``--web [HOST:]PORT`` the same board is also a web page, ``/club``
+(:mod:`controller.app.web.board`), updated live.
+
 The board connects with a persistent MQTT 5 session (a fixed client id, a
 session that never expires) and acknowledges a message only once it is in
 the mirror, so a board that was away or was killed gets everything the
@@ -563,6 +566,15 @@ def cmd_club(args: argparse.Namespace) -> int:
         raise ConfigError(f"--dir: {mirror_dir}: cannot create: {exc.strerror}", "--dir") from None
     club = Club(args.broker, mirror_dir, prefix=args.prefix, username=args.username, password=password,
                 ca_file=ca_file, client_id=args.client_id)
+    page = None
+    if args.web is not None:     # before the broker: a port in use is one line and exit 2
+        from .web.board import start_board
+
+        host, port = args.web
+        page = start_board(club.board, host, port, prefix=club.prefix, broker=club.broker.url)
+        club.on_change = page.changed
+        sys.stderr.write(f"the club page: {page.page_url}\n")
+        sys.stderr.flush()
     stop = threading.Event()
 
     def on_term(signum, frame):
@@ -584,7 +596,21 @@ def cmd_club(args: argparse.Namespace) -> int:
             stop.wait(REDRAW_S)
     finally:
         club.stop()
+        if page is not None:
+            page.stop()
     return 0
+
+
+def web_listen(text: str) -> tuple[str, int]:
+    """``--web``: ``PORT`` (on 127.0.0.1) or ``HOST:PORT`` (``0.0.0.0:8080`` for every screen of the club)."""
+    from .web.config import parse_listen
+
+    if text.isdigit():
+        text = f"127.0.0.1:{text}"
+    try:
+        return parse_listen(text, "--web")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--web: ")) from None
 
 
 def add_club(sub) -> None:
@@ -597,4 +623,7 @@ def add_club(sub) -> None:
     p.add_argument("--ca-file", help="mqtts: the broker's CA certificate (default: the system's)")
     p.add_argument("--client-id", default="preftable-club",
                    help="the board's persistent session on the broker (one per board)")
+    p.add_argument("--web", nargs="?", const="8080", type=web_listen, metavar="[HOST:]PORT",
+                   help="also serve the board as a web page at /club (default 127.0.0.1:8080; "
+                        "0.0.0.0:8080 for other machines); read-only")
     p.set_defaults(func=cmd_club)

@@ -24,31 +24,10 @@ from controller.core.errors import ConfigError
 from controller.store.replay import replay_file
 from controller.core.config import load_game_config
 
-from mqtt_broker import (ROOT, Broker, SimTable, broker, club_factory, describe, free_port,  # noqa: F401
+from mqtt_broker import (ROOT, Broker, RawClient, SimTable, broker, club_factory, describe, free_port,  # noqa: F401
                          mirror_complete, mirror_of, mosquitto_missing, replay_summary, wait_until)
 
 WAIT_S = 60
-
-
-class RawClient:
-    """A bare MQTT client for publishing what a table would not (garbage, foreign ids)."""
-
-    def __init__(self, url: str, client_id: str, username=None, password=None):
-        self.client = make_client(client_id, parse_broker_url(url), username=username, password=password)
-        self.acks = {}
-        self.client.on_publish = lambda c, u, mid, rc, props: self.acks.__setitem__(mid, rc)
-        self.client.connect(parse_broker_url(url).host, parse_broker_url(url).port)
-        self.client.loop_start()
-
-    def publish(self, topic: str, payload, qos: int = 1, retain: bool = False):
-        """Publish and wait for the broker's answer; returns its reason code."""
-        info = self.client.publish(topic, payload, qos=qos, retain=retain)
-        wait_until(lambda: info.mid in self.acks, 20, f"the broker's PUBACK for {topic}")
-        return self.acks[info.mid]
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
 
 
 # --- configuration ----------------------------------------------------------------------------
