@@ -135,6 +135,11 @@ def test_the_club_page_shows_every_table_and_follows_the_deals_live(tmp_path, br
         assert shown["north-1"]["deal"] is None or shown["north-1"]["deal"]["number"] >= later
         assert [p["name"] for p in shown["north-1"]["players"]] == list(NAMES.values())
         assert data["bad_total"] == 0 and "no bad messages" in page.inner_text("#board-summary")
+        # the page as served, before any script: the tables are there, rendered on the board
+        status, _, body = get(board.url)
+        html = body.decode()
+        assert status == 200 and '<article class="club-table' in html and 'data-table="north-1"' in html
+        assert "&lt;article" not in html and "&lt;b&gt;Boris&lt;/b&gt;" in html
 
         # bad messages and a gap in a mirror, as the terminal board shows them
         raw = RawClient(broker.url, "club-web-vandal")

@@ -368,3 +368,57 @@ def test_the_club_page_draws_contracts_misere_and_raspasovka_from_the_lean_state
     raspasy = TableView("t9", snapshot={"seats": ["seat1", "seat2", "seat3"], "phase": "play",
                                         "deal": {"number": 2, "dealer": "seat1", "trick": 1, "taken": {}}})
     assert raspasy.board()["deal"]["contract"] == "raspasovka" and raspasy.row()[4] == "raspasovka"
+
+
+def test_the_board_server_pulls_the_board_when_told_and_streams_it():
+    """BoardServer: ``changed()`` (from the board's thread) makes it take a fresh copy, which the
+    JSON endpoint and the event stream then serve; it has no POST route and no unknown parts."""
+    import threading
+
+    from controller.app.web.board import start_board
+
+    board = {"seq": 1, "tables": [], "bad": {}, "bad_total": 0}
+    lock = threading.Lock()
+
+    def source():
+        with lock:
+            return json.loads(json.dumps(board))
+
+    page = start_board(source, "127.0.0.1", 0, prefix="preftable", broker="mqtt://127.0.0.1:1")
+    try:
+        base = page.url.rstrip("/")
+        stream = urllib.request.urlopen(base + "/api/club/events", timeout=20)
+        assert stream.headers["Content-Type"].startswith("text/event-stream")
+
+        def next_state() -> dict:
+            """The data of the next ``event: state`` the stream sends (read as it comes)."""
+            event = None
+            while True:
+                line = stream.readline().decode().strip()
+                if line.startswith("event:"):
+                    event = line.split(":", 1)[1].strip()
+                elif line.startswith("data:") and event == "state":
+                    return json.loads(line.split(":", 1)[1])
+
+        first = next_state()
+        assert first["tables"] == []
+        with lock:
+            board.update(seq=2, tables=[{"table": "t1", "status": "online", "players": [], "pulka": [],
+                                         "deal": None, "known": False, "next_deal": {}, "mirror": None}],
+                         bad={"not JSON": 1}, bad_total=1)
+        page.changed()
+        while (got := next_state())["seq"] != 2:
+            pass
+        assert got["tables"][0]["table"] == "t1" and got["bad_total"] == 1
+        stream.close()
+        status, _, body = http(base + "/api/club")
+        assert status == 200 and json.loads(body)["seq"] == 2
+        status, headers, body = http(base + "/club")
+        assert status == 200 and 'data-table="t1"' in body.decode() and "bad messages: 1" in body.decode()
+        assert 'data-events="/api/club/events"' in body.decode() and "<form" not in body.decode()
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert http(base + "/api/club/events?parts=table")[0] == 400
+        assert http(base + "/club", data=b"x")[0] == 405
+        assert http(base + "/api/control", data=b"{}")[0] in (404, 405)
+    finally:
+        page.stop()

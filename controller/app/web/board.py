@@ -30,6 +30,7 @@ import logging
 from typing import Any, Callable, Mapping
 
 from aiohttp import web
+from markupsafe import Markup
 
 from .pages import environment
 from .server import LiveServer, _json
@@ -64,7 +65,7 @@ class BoardPages:
     def page(self, board: Mapping[str, Any]) -> str:
         context = self.context(board)
         context.update(title="Club", parts=["club"], state={"seq": board.get("seq", 0), "session": ""},
-                       events_path=BoardServer.events_path, part_club=self.part("club", board))
+                       events_path=BoardServer.events_path, part_club=Markup(self.part("club", board)))
         return self.env.get_template("club.html").render(context)
 
 
