@@ -33,7 +33,7 @@ from aiohttp import web
 from markupsafe import Markup
 
 from .pages import environment
-from .server import LiveServer, _json
+from .server import LiveServer
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class BoardServer(LiveServer):
     def routes(self, app: web.Application) -> None:
         app.router.add_get("/", self.home)
         app.router.add_get("/club", self.page_club)
-        app.router.add_get("/api/club", self.api_club)
+        app.router.add_get("/api/club", self.api_state)
 
     async def home(self, request: web.Request) -> web.Response:
         raise web.HTTPFound("/club")
@@ -138,9 +138,6 @@ class BoardServer(LiveServer):
     async def page_club(self, request: web.Request) -> web.Response:
         return web.Response(text=self.pages.page(self.state), content_type="text/html", charset="utf-8",
                             headers={"Cache-Control": "no-store"})
-
-    async def api_club(self, request: web.Request) -> web.Response:
-        return _json(self.state, headers={"Cache-Control": "no-store"})
 
 
 def start_board(source: Callable[[], Mapping[str, Any]], host: str, port: int, *, prefix: str = "",

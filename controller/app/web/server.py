@@ -248,6 +248,10 @@ class LiveServer:
         """Whether the request may see what only the PIN shows (nothing, unless a subclass says)."""
         return False
 
+    async def api_state(self, request: web.Request) -> web.Response:
+        """The current state as JSON (the table's ``/api/state``, the club's ``/api/club``)."""
+        return _json(self.state, headers={"Cache-Control": "no-store"})
+
     def render_part(self, name: str, authorised: bool) -> str:
         """A fragment of the current state, rendered once per state version and PIN status."""
         key = (name, authorised and name == "controls")
@@ -422,9 +426,6 @@ class WebServer(LiveServer):
             "Content-Disposition": f'attachment; filename="{folder.name}-events.jsonl"'})
 
     # ------------------------------------------------------------------ the API
-
-    async def api_state(self, request: web.Request) -> web.Response:
-        return _json(self.state, headers={"Cache-Control": "no-store"})
 
     async def api_control(self, request: web.Request) -> web.Response:
         if not self.authorised(request):
