@@ -87,9 +87,13 @@ def get(url: str, method: str = "GET") -> tuple[int, dict, bytes]:
         return exc.code, dict(exc.headers), exc.read()
 
 
-def deal_number(page, table: str) -> int | None:
-    text = page.inner_text(f'[data-table="{table}"] [data-deal-number]').strip()
-    return int(text) if text.isdigit() else None
+def deal_number(page, table: str, above: int) -> int:
+    """The deal number the page shows for ``table``, once it is above ``above`` (waited for on the
+    DOM: between deals the page shows no number)."""
+    return page.wait_for_function(
+        "([table, n]) => { const el = document.querySelector(`[data-table=\"${table}\"] [data-deal-number]`);"
+        " const t = el ? el.textContent.trim() : ''; return /^\\d+$/.test(t) && Number(t) > n && Number(t); }",
+        arg=[table, above], timeout=WAIT_S * 1000).json_value()
 
 
 def test_the_club_page_shows_every_table_and_follows_the_deals_live(tmp_path, broker, page):
@@ -110,16 +114,10 @@ def test_the_club_page_shows_every_table_and_follows_the_deals_live(tmp_path, br
         assert page.locator('[data-table="north-1"] .players b').count() == 0
         assert "Vera & Co" in page.inner_text('[data-table="north-1"] .players')
         # the deal number moves on live, over the event stream: the same document, never reloaded
-        page.wait_for_function("() => /^\\d+$/.test(document.querySelector("
-                               "'[data-table=\"north-1\"] [data-deal-number]').textContent.trim())",
-                               timeout=WAIT_S * 1000)
-        first = deal_number(page, "north-1")
-        page.wait_for_function(
-            "(n) => { const t = document.querySelector('[data-table=\"north-1\"] [data-deal-number]')"
-            ".textContent.trim(); return /^\\d+$/.test(t) && Number(t) > n; }", arg=first, timeout=WAIT_S * 1000)
+        first = deal_number(page, "north-1", above=0)
+        later = deal_number(page, "north-1", above=first)        # moved on, on the same page
         assert page.evaluate("window.sameDocument") == "no reload since"
-        later = deal_number(page, "north-1")
-        assert later is not None and later > first
+        assert isinstance(later, int) and later > first
         assert page.inner_text('[data-table="north-1"] [data-contract]').strip() == "raspasovka"
         # the pulka: a row per player, with pulya, gora, whists and balance
         rows = page.locator('[data-table="north-1"] table.club-pulka tbody tr')
