@@ -16,7 +16,10 @@ Against Debian's mosquitto on loopback (a broker started for the run):
    ``--outage`` seconds, the broker is started again; timed from its start to
    every mirror holding every line the tables had logged by then.
 3. The board's memory with 20 tables: ``preftable club`` as its own process
-   (VmRSS and VmHWM from /proc) after it has followed the 20 tables above.
+   (VmRSS and VmHWM from /proc) after it has followed the 20 tables above,
+   and the same with ``--web`` (the ``/club`` page served).
+Also the state messages the board took: how many a second, their payload
+size (bounded: they carry the table now, not the session's history).
 
     .venv/bin/python bench/bench_mqtt.py [--seconds 20] [--speed 5] [--outage 3]
 """
@@ -66,6 +69,17 @@ class TimedClub(Club):
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         self.received: dict[tuple[str, str, int], float] = {}
+        self.state_bytes: list[int] = []          # every state message's payload size
+        self.state_played: list[int] = []         # its deals played
+
+    def handle(self, topic, payload):
+        if topic.endswith("/state"):
+            self.state_bytes.append(len(payload))
+        super().handle(topic, payload)
+
+    def _state(self, table, doc):
+        super()._state(table, doc)
+        self.state_played.append((doc.get("snapshot") or {}).get("deals_played", 0))
 
     def _log_line(self, table, doc):
         line = doc.get("line")
@@ -174,6 +188,15 @@ def report(label: str, delays: list[float], missing: int, elapsed: float, cpu: f
           f"({1000 * cpu / max(1, lines):.3f} ms per log line, in and out)")
 
 
+def report_states(club: TimedClub, elapsed: float) -> None:
+    sizes = club.state_bytes
+    if not sizes:
+        return
+    print(f"   state messages: {len(sizes)} ({len(sizes) / elapsed:.0f}/s), payload mean "
+          f"{statistics.mean(sizes):.0f} B, max {max(sizes)} B, up to {max(club.state_played or [0])} deals "
+          f"played; {sum(sizes) / elapsed / 1024:.1f} kB/s of state into the board")
+
+
 def latency_processes(folder: Path, broker: Broker, count: int, seconds: float, speed: float) -> None:
     club = TimedClub(broker.url, folder / f"club-p{count}", client_id=f"bench-club-p{count}")
     club.start()
@@ -207,6 +230,7 @@ def latency_processes(folder: Path, broker: Broker, count: int, seconds: float, 
                 delays.append((got - appended) * 1000)
     club.stop()
     report(f"{count:2d} table(s), a process each", delays, missing, elapsed, cpu)
+    report_states(club, elapsed)
 
 
 def latency(folder: Path, broker: Broker, count: int, seconds: float, speed: float) -> None:
@@ -239,6 +263,10 @@ def recovery(folder: Path, broker: Broker, count: int, speed: float, outage: flo
     board = subprocess.Popen([sys.executable, "-m", "controller", "club", "--broker", broker.url,
                               "--dir", str(folder / "club-process"), "--client-id", "bench-board-process"],
                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    paged = subprocess.Popen([sys.executable, "-m", "controller", "club", "--broker", broker.url,
+                              "--dir", str(folder / "club-paged"), "--client-id", "bench-board-paged",
+                              "--web", "127.0.0.1:0"],
+                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_until(club.subscribed.is_set, 20, "the board to subscribe")
     tables = start_tables(folder / "recovery", broker.url, count, speed)
 
@@ -260,15 +288,17 @@ def recovery(folder: Path, broker: Broker, count: int, speed: float, outage: flo
             print(f"broker {'killed' if crash else 'stopped'} for {outage:.0f} s with {count} tables playing: "
                   f"mirrors complete {took:.2f} s after it started again ({sum(targets.values())} lines, "
                   f"{behind} missing)")
-        mem = memory_kb(board.pid)
-        print(f"the club board (`preftable club`) following {count} tables: VmRSS {mem['VmRSS'] / 1024:.1f} MB, "
-              f"VmHWM {mem['VmHWM'] / 1024:.1f} MB")
+        for label, proc in (("", board), (" --web (the /club page, no viewer)", paged)):
+            mem = memory_kb(proc.pid)
+            print(f"the club board (`preftable club{label}`) following {count} tables: "
+                  f"VmRSS {mem['VmRSS'] / 1024:.1f} MB, VmHWM {mem['VmHWM'] / 1024:.1f} MB")
     finally:
         for table in tables:
             table.stop()
         club.stop()
-        board.terminate()
-        board.wait(10)
+        for proc in (board, paged):
+            proc.terminate()
+            proc.wait(10)
 
 
 def main() -> int:

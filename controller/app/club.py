@@ -16,6 +16,9 @@ and not written: the board asks the table for nothing and invents nothing,
 it reports the gap and waits for the table to resend; the held lines go into
 the mirror once the gap is filled.
 
+With ``--web [HOST:]PORT`` the same board is also a web page, ``/club``
+(:mod:`controller.app.web.board`), updated live.
+
 The board connects with a persistent MQTT 5 session (a fixed client id, a
 session that never expires) and acknowledges a message only once it is in
 the mirror, so a board that was away or was killed gets everything the
@@ -38,7 +41,7 @@ import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..core.errors import ConfigError, PreftableError
 from ..store.gamelog import CONFIG, DECK, EVENTS, SessionLog, write_atomic
@@ -186,42 +189,104 @@ class TableView:
     status: str = "?"
     session: str = ""
     lines: int = 0                      # lines the table's log had at its last state
-    snapshot: dict = field(default_factory=dict)
+    snapshot: dict = field(default_factory=dict)    # the state topic's board part (mqtt.board_state)
     mirrors: dict[str, Mirror] = field(default_factory=dict)
 
-    def row(self) -> list[str]:
+    def board(self) -> dict:
+        """This table as the board shows it, JSON-ready: the terminal row and the ``/club`` page
+        (README "The club page") are both drawn from it."""
         snap = self.snapshot
         names = snap.get("names") or {}
-        seats = snap.get("seats") or []
-        players = ", ".join(names.get(s, s) for s in seats) or "?"
-        deal = snap.get("deal")
+        seats = [s for s in snap.get("seats") or [] if isinstance(s, str)]
+        deal = snap.get("deal") if isinstance(snap.get("deal"), dict) else None
+        balance = (snap.get("settlement") or {}).get("balance") or {}
+        pulka = snap.get("pulka") or {}
+        played = snap.get("deals_played")
+        if not isinstance(played, int):           # a table from before the lean state: its history
+            played = len(snap.get("deals") or [])
+        mirror = self.mirrors.get(self.session)
+        return {
+            "table": self.table, "status": self.status, "session": self.session,
+            "known": bool(snap),
+            "players": [{"seat": s, "name": str(names.get(s) or s)} for s in seats],
+            "phase": snap.get("phase") or "idle",
+            "deal": _deal_view(deal, names),
+            "deals_played": played,
+            "next_deal": snap.get("next_deal") or {},
+            "pulka": [{"seat": s, "name": str(names.get(s) or s),
+                       "pulya": _num((pulka.get(s) or {}).get("pulya")),
+                       "gora": _num((pulka.get(s) or {}).get("gora")),
+                       "whists": _num(sum(v for v in ((pulka.get(s) or {}).get("whists") or {}).values()
+                                          if isinstance(v, (int, float)))),
+                       "balance": _num(balance.get(s))} for s in seats],
+            "convention": (snap.get("settlement") or {}).get("convention"),
+            "alerts": (snap["alerts_waiting"] if isinstance(snap.get("alerts_waiting"), int)
+                       else len(snap.get("alerts") or [])),
+            "link": (snap.get("link") or {}).get("state", "none"),
+            "seq": snap.get("seq", 0),
+            "mirror": None if mirror is None else {
+                "lines": mirror.lines, "table_lines": max(self.lines, mirror.lines),
+                "gap": list(mirror.gap) if mirror.gap else None, "held": len(mirror.pending),
+                "duplicates": mirror.duplicates},
+        }
+
+    def row(self) -> list[str]:
+        b = self.board()
+        names = {p["seat"]: p["name"] for p in b["players"]}
+        players = ", ".join(names.values()) or "?"
+        deal = b["deal"]
         if deal:
             due = deal.get("expected")
-            what = f"#{deal.get('number')} trick {deal.get('trick')}" + (f", {due} due" if due else "")
-            contract = deal.get("kind") or "raspasy"
-            if deal.get("declarer"):
-                contract += f" {deal.get('declarer')} {deal.get('game') or ''}".rstrip()
-        elif snap:
-            nxt = snap.get("next_deal") or {}
-            what = f"between deals ({len(snap.get('deals') or [])} played)"
-            contract = f"next: {nxt.get('dealer', '?')} deals"
+            what = f"#{deal['number']} trick {deal['trick']}" + (f", {names.get(due, due)} due" if due else "")
+            contract = deal["contract"]
+        elif b["known"]:
+            what = f"between deals ({b['deals_played']} played)"
+            dealer = b["next_deal"].get("dealer", "?")
+            contract = f"next: {names.get(dealer, dealer)} deals"
         else:
             what = contract = "?"
-        pulka = snap.get("pulka") or {}
-        pulka_text = " ".join(f"{names.get(s, s)} {_num(p.get('gora'))}/{_num(p.get('pulya'))}"
-                              for s, p in pulka.items() if isinstance(p, dict)) or "-"
-        mirror = self.mirrors.get(self.session)
+        pulka_text = " ".join(f"{p['name']} {p['gora']}/{p['pulya']}" for p in b["pulka"]) or "-"
+        mirror = b["mirror"]
         if mirror is None:
             mirror_text = "no mirror yet"
         else:
-            mirror_text = f"{mirror.lines}/{max(self.lines, mirror.lines)} lines"
-            if mirror.gap:
-                mirror_text += f", gap {mirror.gap[0]}-{mirror.gap[1]} (waiting for the table)"
+            mirror_text = f"{mirror['lines']}/{mirror['table_lines']} lines"
+            if mirror["gap"]:
+                mirror_text += f", gap {mirror['gap'][0]}-{mirror['gap'][1]} (waiting for the table)"
         return [self.table, self.status, players, what, contract, pulka_text, mirror_text]
 
 
-def _num(value: Any) -> str:
-    return "0" if value is None else (str(int(value)) if float(value).is_integer() else str(value))
+def _deal_view(deal: dict | None, names: dict) -> dict | None:
+    """The deal in progress for the board: its number, trick, whose card, and the contract in words
+    (raspasovka, misère, or declarer, game and trumps)."""
+    if not deal:
+        return None
+    kind = deal.get("kind") or ("raspasovka" if "declarer" not in deal else None)
+    declarer = deal.get("declarer")
+    who = str(names.get(declarer) or declarer) if declarer else None
+    game = deal.get("game")
+    if kind == "raspasovka":
+        contract = "raspasovka"
+    elif kind == "misere":
+        contract = f"misère by {who}"
+    elif kind == "contract" and game:
+        contract = f"{game} by {who}"
+    elif kind == "unplayed":
+        contract = f"{game or 'contract'} by {who}, not played"
+    else:
+        top = deal.get("bid_to_beat") or {}
+        contract = f"auction, bid to beat {top['bid']}" if top.get("bid") else "auction"
+    return {"number": deal.get("number"), "dealer": deal.get("dealer"), "price": deal.get("price"),
+            "trick": deal.get("trick"), "expected": deal.get("expected"), "kind": kind,
+            "declarer": declarer, "game": game, "trump": deal.get("trump"),
+            "whisters": list(deal.get("whisters") or []), "whist_mode": deal.get("whist_mode"),
+            "taken": deal.get("taken") or {}, "contract": contract}
+
+
+def _num(value: Any) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return int(value) if float(value).is_integer() else value
 
 
 HEADERS = ["table", "status", "players", "deal", "contract", "pulka (gora/pulya)", "mirror"]
@@ -237,6 +302,12 @@ def board_text(tables: dict[str, TableView], bad: Counter) -> str:
     return "\n".join(lines) + "\n"
 
 
+def board_dict(tables: dict[str, TableView], bad: Counter, *, seq: int = 0) -> dict:
+    """The whole board, JSON-ready (``/api/club``): every table, and the bad messages by reason."""
+    return {"seq": seq, "tables": [tables[t].board() for t in sorted(tables)],
+            "bad": dict(sorted(bad.items())), "bad_total": sum(bad.values())}
+
+
 # --- the board ---------------------------------------------------------------------------------
 
 class Club:
@@ -250,6 +321,8 @@ class Club:
         self.mirror_dir = mirror_dir
         self.tables: dict[str, TableView] = {}
         self.bad: Counter = Counter()
+        self.changes = 0                      # messages taken in (good or bad): the board's version
+        self.on_change: Callable[[], None] | None = None   # told (on paho's thread) after each one
         self.lock = threading.Lock()          # the board's view against the drawing thread
         self.connected = threading.Event()
         self.subscribed = threading.Event()     # the broker has taken the subscriptions (SUBACK)
@@ -337,6 +410,13 @@ class Club:
         finally:
             if ack and msg.qos:
                 client.ack(msg.mid, msg.qos)
+            self._changed()
+
+    def _changed(self) -> None:
+        with self.lock:
+            self.changes += 1
+        if self.on_change is not None:
+            self.on_change()          # the web page's server: it only schedules a redraw, never blocks
 
     def _count_bad(self, reason: str, topic: str, detail: str) -> None:
         with self.lock:
@@ -448,6 +528,11 @@ class Club:
         with self.lock:
             return board_text(self.tables, self.bad)
 
+    def board(self) -> dict:
+        """The board as JSON-ready data (:func:`board_dict`), taken under the lock."""
+        with self.lock:
+            return board_dict(self.tables, self.bad, seq=self.changes)
+
     def mirror_lines(self, table: str, session: str) -> int:
         with self.lock:
             view = self.tables.get(table)
@@ -481,6 +566,15 @@ def cmd_club(args: argparse.Namespace) -> int:
         raise ConfigError(f"--dir: {mirror_dir}: cannot create: {exc.strerror}", "--dir") from None
     club = Club(args.broker, mirror_dir, prefix=args.prefix, username=args.username, password=password,
                 ca_file=ca_file, client_id=args.client_id)
+    page = None
+    if args.web is not None:     # before the broker: a port in use is one line and exit 2
+        from .web.board import start_board
+
+        host, port = args.web
+        page = start_board(club.board, host, port, prefix=club.prefix, broker=club.broker.url)
+        club.on_change = page.changed
+        sys.stderr.write(f"the club page: {page.page_url}\n")
+        sys.stderr.flush()
     stop = threading.Event()
 
     def on_term(signum, frame):
@@ -502,7 +596,21 @@ def cmd_club(args: argparse.Namespace) -> int:
             stop.wait(REDRAW_S)
     finally:
         club.stop()
+        if page is not None:
+            page.stop()
     return 0
+
+
+def web_listen(text: str) -> tuple[str, int]:
+    """``--web``: ``PORT`` (on 127.0.0.1) or ``HOST:PORT`` (``0.0.0.0:8080`` for every screen of the club)."""
+    from .web.config import parse_listen
+
+    if text.isdigit():
+        text = f"127.0.0.1:{text}"
+    try:
+        return parse_listen(text, "--web")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--web: ")) from None
 
 
 def add_club(sub) -> None:
@@ -515,4 +623,7 @@ def add_club(sub) -> None:
     p.add_argument("--ca-file", help="mqtts: the broker's CA certificate (default: the system's)")
     p.add_argument("--client-id", default="preftable-club",
                    help="the board's persistent session on the broker (one per board)")
+    p.add_argument("--web", nargs="?", const="8080", type=web_listen, metavar="[HOST:]PORT",
+                   help="also serve the board as a web page at /club (default 127.0.0.1:8080; "
+                        "0.0.0.0:8080 for other machines); read-only")
     p.set_defaults(func=cmd_club)

@@ -17,11 +17,16 @@ Topics, under ``<prefix>/<table_id>/`` (MQTT 5, JSON payloads):
   derived lines), QoS 1, one message per line:
   ``{"table", "session", "line", "text"}`` with ``line`` counted from 1 and
   ``text`` the line exactly as the log holds it (without its newline).
-- ``state``: the latest :class:`~controller.core.snapshot.TableSnapshot`,
-  retained, QoS 0, at most every 0.25 s (the latest wins):
-  ``{"table", "session", "lines", "acked", "snapshot"}``; ``lines`` is how
-  many lines of the session's log had been read when it was sent, ``acked``
-  the acknowledged mark then.
+- ``state``: the table now, retained, QoS 0, at most every 0.25 s (the
+  latest wins): ``{"table", "session", "lines", "acked", "snapshot"}``;
+  ``lines`` is how many lines of the session's log had been read when it was
+  sent, ``acked`` the acknowledged mark then.  ``snapshot`` is the board's
+  part of the :class:`~controller.core.snapshot.TableSnapshot`
+  (:func:`board_state`): seq, session, players, seats, names, phase, the deal
+  in progress without its closed tricks, the number of deals played, the
+  pulka, the settlement, the next deal, the first alerts and the link.  Its size
+  is bounded: it never carries the session's history (that is the ``log``
+  topic, and the board's mirror).
 - ``status``: ``online`` / ``offline``, retained; ``offline`` is also the will.
 - ``session``: the session's ``config.toml`` and ``deck.toml`` (or null),
   retained, once per session (and again on every reconnect):
@@ -86,8 +91,7 @@ PROBE_TIMEOUT_S = 10.0       # the read-back of the table's own state after a co
 CLOSE_FLUSH_S = 1.0          # at shutdown, wait this long at most for outstanding acks
 KEEPALIVE_S = 15
 RECONNECT_S = (0.5, 5)       # paho's reconnect back-off, first and longest
-STATE_EVERY_S = 0.25         # the state is published at most this often (the latest one; it carries
-                             # every ended deal, so it grows with the session)
+STATE_EVERY_S = 0.25         # the state is published at most this often (the latest one)
 FORBIDDEN_IN_ID = "/#+"
 
 
@@ -147,6 +151,29 @@ def check_topic_prefix(value: object, key: str) -> str:
 
 def topic(prefix: str, table_id: str, kind: str) -> str:
     return f"{prefix}/{table_id}/{kind}"
+
+
+# the deal in progress as the board shows it: its closed tricks (up to ten, with every card) are
+# the log's business; the trick number, the cards of the trick being played and the counts stay
+DEAL_DROPPED = ("tricks",)
+ALERTS_SENT = 4              # mistakes awaiting confirm sent in full (the rest only counted)
+
+
+def board_state(snapshot) -> dict:
+    """What the ``state`` topic carries of a snapshot: the table now, in a size that does not grow
+    with the session (BUS.md field names; no ``deals`` history, no display, LEDs or cards lying
+    around).  Built from the snapshot's fields, so the lazy deal history is never decoded."""
+    deal = snapshot.deal
+    return {
+        "seq": snapshot.seq, "session": snapshot.session, "players": snapshot.players,
+        "seats": list(snapshot.seats), "names": dict(snapshot.names), "phase": snapshot.phase,
+        "deal": ({k: v for k, v in deal.items() if k not in DEAL_DROPPED} if deal is not None else None),
+        "deals_played": len(snapshot.deals),
+        "pulka": snapshot.pulka, "settlement": snapshot.settlement,
+        "next_deal": dict(snapshot.next_deal),
+        "alerts": [dict(a) for a in snapshot.alerts[:ALERTS_SENT]], "alerts_waiting": len(snapshot.alerts),
+        "link": dict(snapshot.link),
+    }
 
 
 @dataclass(frozen=True)
@@ -716,7 +743,7 @@ class MqttPublisher:
         box = self.current
         payload = json.dumps({"table": self.config.table_id, "session": box.session if box else "",
                               "lines": box.lines_read if box else 0, "acked": box.acked if box else 0,
-                              "snapshot": self._snapshot.to_dict()}, ensure_ascii=False)
+                              "snapshot": board_state(self._snapshot)}, ensure_ascii=False)
         # QoS 0: paho never sends it again after a reconnect, so the state the broker holds
         # carries a mark no later than the broker's own history (see _end_probe)
         self.client.publish(self.config.topic("state"), payload, qos=0, retain=True)
@@ -802,5 +829,5 @@ def doctor(config: MqttConfig | None, doc, settings) -> None:
                       "publishes its log when the broker is back", "check mqtt.broker and the network")
 
 
-__all__ = ["MqttConfig", "MqttPublisher", "BrokerAddress", "Outbox", "parse", "outputs", "doctor", "make_client",
+__all__ = ["MqttConfig", "MqttPublisher", "BrokerAddress", "Outbox", "board_state", "parse", "outputs", "doctor", "make_client",
            "parse_broker_url", "check_topic_level", "topic", "MARK_FILE"]

@@ -198,7 +198,7 @@ class SimTable:
     """One simulated table in this process, publishing to ``broker_url`` as ``table_id``."""
 
     def __init__(self, log_dir: Path, broker_url: str, table_id: str, *, seed: int = 1, speed: float = 100.0,
-                 deals: int = 2, mqtt: dict | None = None):
+                 deals: int = 2, mqtt: dict | None = None, names: dict | None = None):
         from controller.app.backends.sim import SimSource
         from controller.app.mqtt import MqttConfig, MqttPublisher
         from controller.app.service import NEW_PULKA, TableService
@@ -207,7 +207,8 @@ class SimTable:
         self.table_id = table_id
         self.log_dir = Path(log_dir)
         settings = settings_from_dict({"readers": {"backend": "sim"}, "display": {"kind": "none"},
-                                       "sim": {"seed": seed, "speed": speed, "noise": True}})
+                                       "sim": {"seed": seed, "speed": speed, "noise": True},
+                                       **({"table": {"names": names}} if names else {})})
         section = {"broker": broker_url, "table_id": table_id, **(mqtt or {})}
         password = section.pop("password", None)
         config = MqttConfig.parse(section)
@@ -242,6 +243,30 @@ class SimTable:
         self.service.stop()
         self.thread.join(timeout=30)
         assert not self.thread.is_alive(), f"table {self.table_id} did not stop"
+
+
+class RawClient:
+    """A bare MQTT client for publishing what a table would not (garbage, foreign ids, gaps)."""
+
+    def __init__(self, url: str, client_id: str, username=None, password=None):
+        from controller.app.mqtt import make_client, parse_broker_url
+
+        address = parse_broker_url(url)
+        self.client = make_client(client_id, address, username=username, password=password)
+        self.acks = {}
+        self.client.on_publish = lambda c, u, mid, rc, props: self.acks.__setitem__(mid, rc)
+        self.client.connect(address.host, address.port)
+        self.client.loop_start()
+
+    def publish(self, topic: str, payload, qos: int = 1, retain: bool = False):
+        """Publish and wait for the broker's answer; returns its reason code."""
+        info = self.client.publish(topic, payload, qos=qos, retain=retain)
+        wait_until(lambda: info.mid in self.acks, 20, f"the broker's PUBACK for {topic}")
+        return self.acks[info.mid]
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
 
 
 # --- mirrors ------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pwd
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -23,31 +24,10 @@ from controller.core.errors import ConfigError
 from controller.store.replay import replay_file
 from controller.core.config import load_game_config
 
-from mqtt_broker import (ROOT, Broker, SimTable, broker, club_factory, describe, free_port,  # noqa: F401
+from mqtt_broker import (ROOT, Broker, RawClient, SimTable, broker, club_factory, describe, free_port,  # noqa: F401
                          mirror_complete, mirror_of, mosquitto_missing, replay_summary, wait_until)
 
 WAIT_S = 60
-
-
-class RawClient:
-    """A bare MQTT client for publishing what a table would not (garbage, foreign ids)."""
-
-    def __init__(self, url: str, client_id: str, username=None, password=None):
-        self.client = make_client(client_id, parse_broker_url(url), username=username, password=password)
-        self.acks = {}
-        self.client.on_publish = lambda c, u, mid, rc, props: self.acks.__setitem__(mid, rc)
-        self.client.connect(parse_broker_url(url).host, parse_broker_url(url).port)
-        self.client.loop_start()
-
-    def publish(self, topic: str, payload, qos: int = 1, retain: bool = False):
-        """Publish and wait for the broker's answer; returns its reason code."""
-        info = self.client.publish(topic, payload, qos=qos, retain=retain)
-        wait_until(lambda: info.mid in self.acks, 20, f"the broker's PUBACK for {topic}")
-        return self.acks[info.mid]
-
-    def close(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
 
 
 # --- configuration ----------------------------------------------------------------------------
@@ -429,3 +409,84 @@ def test_doctor_reports_an_unreachable_broker(tmp_path):
     cfg.write_text(f'[mqtt]\nbroker = "mqtt://127.0.0.1:{free_port()}"\ntable_id = "t1"\n')
     out = preftable("doctor", "--config", cfg)
     assert "MQTT broker 127.0.0.1" in out.stdout and "unreachable" in out.stdout, out.stdout + out.stderr
+
+
+# --- the state message stays lean ------------------------------------------------------------------
+
+@pytest.mark.parametrize("bidding", [False, True], ids=["raspasovka", "contracts"])
+def test_the_state_message_does_not_grow_with_the_deals_played(bidding):
+    """The retained state carries the table now, never the session's history: its size at the same
+    moment of deal 1 and of deal 12 differs by a few digits (seq, pulka numbers), while the whole
+    snapshot (what /api/state serves) grows by a deal's entry every deal."""
+    from controller.app.mqtt import board_state
+    from controller.app.sim import BiddingSimulator, TableSimulator, make_deck
+    from controller.core.config import GameConfig, Rules, Table
+    from controller.core.snapshot import SnapshotBuilder
+    from controller.core.tracker import DealTracker
+
+    game = GameConfig(Table(players=3, names={"seat1": "Anna", "seat2": "Boris", "seat3": "Vera"}),
+                      Rules(bidding=bidding))
+    deck = make_deck(5, token_sets=3 if bidding else 0)
+    sim = (BiddingSimulator if bidding else TableSimulator)(game, seed=11, deck=deck)
+    tracker, builder = DealTracker(game, deck), SnapshotBuilder("2026-12-01T08-00-00Z")
+    lean, whole, seq = [], [], 0
+    for _ in range(12):
+        events = list(sim.deal())
+        for n, event in enumerate(events, start=1):
+            tracker.feed(event)
+            seq += 1
+            if n == len(events) // 2:              # mid-deal: the same moment of every deal
+                snap = builder.build(tracker, seq=seq)
+                lean.append(len(json.dumps(board_state(snap), ensure_ascii=False)))
+                whole.append(len(json.dumps(snap.to_dict(), ensure_ascii=False)))
+    assert len(tracker.records) == 12
+    assert whole[-1] - whole[0] > 11 * 500            # the history grows (so this test can tell)
+    assert max(lean) - min(lean) <= 200, lean          # digits and a trick's cards, never a deal's entry
+    assert max(lean) < 2500, lean
+    snap = builder.build(tracker, seq=seq)
+    state = board_state(snap)
+    assert "deals" not in state and state["deals_played"] == 12
+    assert state["pulka"] == snap.pulka and state["settlement"] == snap.settlement
+
+
+def test_the_board_shows_a_table_from_its_lean_retained_state(tmp_path, broker, club_factory):
+    """Six deals into a pulka, every state the broker carried has stayed small, and the board
+    reads the players, the deals played and the pulka from it."""
+    seen: list[bytes] = []
+    subscribed = threading.Event()
+    address = parse_broker_url(broker.url)
+    watcher = make_client("state-watcher", address)
+    watcher.on_message = lambda c, u, msg: seen.append(msg.payload)
+    watcher.on_subscribe = lambda *a: subscribed.set()
+    watcher.connect(address.host, address.port)
+    watcher.subscribe("preftable/t5/state", 1)
+    watcher.loop_start()
+    club = club_factory(broker.url)
+
+    def played() -> int:
+        with club.lock:
+            view = club.tables.get("t5")
+            return view.snapshot.get("deals_played", 0) if view else 0
+    try:
+        wait_until(subscribed.is_set, 20, "the watcher's subscription")
+        table = SimTable(tmp_path / "logs", broker.url, "t5", seed=3, speed=200, deals=1000).start()
+        try:
+            wait_until(lambda: played() >= 6, WAIT_S, lambda: f"the board to see 6 deals played ({played()})")
+        finally:
+            table.stop()
+    finally:
+        watcher.disconnect()
+        watcher.loop_stop()
+    docs = [json.loads(p) for p in list(seen)]
+    assert docs and all("deals" not in d["snapshot"] for d in docs)
+    # six deals of history would be some 10 kB; the moments caught differ (cards on the table,
+    # mistakes waiting), the deals played never show
+    sizes = {d["snapshot"]["deals_played"]: len(p) for p, d in zip(seen, docs)}
+    assert max(len(p) for p in seen) < 2000, sizes
+    board = club.board()["tables"][0]
+    with club.lock:
+        pulka = club.tables["t5"].snapshot["pulka"]
+    assert board["table"] == "t5" and board["deals_played"] >= 6
+    assert [p["seat"] for p in board["players"]] == ["seat1", "seat2", "seat3"]
+    assert {p["seat"]: (p["gora"], p["pulya"]) for p in board["pulka"]} == {
+        s: (v["gora"], v["pulya"]) for s, v in pulka.items()}

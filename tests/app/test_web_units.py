@@ -317,3 +317,108 @@ def test_demo_web_serves_the_page_and_a_taken_port_is_one_line_and_status_2(tmp_
     result = run_demo(deals=1, speed=8, seed=3, log_dir=tmp_path / "b", game=GameConfig(), stream=out, web_port=0)
     assert "the live table page: http://127.0.0.1:" in out.getvalue() and "PIN " in out.getvalue()
     assert len(result["summary"]["deals"]) >= 1
+
+
+# ---------------------------------------------------------------- the club page (issue 14)
+
+def test_the_club_page_draws_contracts_misere_and_raspasovka_from_the_lean_state():
+    """A real tracker with bidding on, through the state topic's payload (mqtt.board_state) and the
+    board's view of it, rendered as /club renders it; the terminal row says the same."""
+    from controller.app.club import TableView
+    from controller.app.mqtt import board_state
+    from controller.app.web.board import BoardPages
+    from controller.core.config import GameConfig, Rules, Table
+    from controller.core.events import control
+    from controller.core.snapshot import SnapshotBuilder
+    from controller.core.tracker import DealTracker
+
+    game = GameConfig(Table(players=3, names={"seat1": "Anna", "seat2": "Boris", "seat3": "<i>Vera</i>"}),
+                      Rules(bidding=True))
+    tracker, builder, pages = DealTracker(game), SnapshotBuilder("s"), BoardPages()
+
+    def shown():
+        view = TableView("t7", status="online", snapshot=board_state(builder.build(tracker, seq=1)))
+        board = {"seq": 1, "tables": [view.board()], "bad": {"not JSON": 2}, "bad_total": 2}
+        return view, pages.part("club", board)
+
+    view, html = shown()
+    assert "between deals (0 played)" in html and "Anna deals, price 1" in html
+    assert "bad messages: 2" in html and "not JSON 2" in html
+    tracker.feed(control(1.0, "bid", "6s", "seat2"))
+    view, html = shown()
+    assert "auction" in html and view.board()["deal"]["contract"] == "auction, bid to beat 6s"
+    tracker.feed(control(2.0, "bid", "7h", "seat3"))
+    tracker.feed(control(3.0, "bid", "pass", "seat1"))
+    tracker.feed(control(4.0, "bid", "pass", "seat2"))
+    tracker.feed(control(5.0, "contract", "7h", "seat3"))
+    view, html = shown()
+    assert "7 hearts" in html and "declarer &lt;i&gt;Vera&lt;/i&gt;" in html and "trumps" in html
+    assert ">hearts<" in html and "<i>" not in html
+    assert view.row()[4] == "7h by <i>Vera</i>"                 # the terminal board: the same contract
+    board = view.board()
+    assert board["deal"]["declarer"] == "seat3" and board["deal"]["trump"] == "h"
+    assert [p["seat"] for p in board["pulka"]] == ["seat1", "seat2", "seat3"]
+
+    misere = TableView("t8", snapshot={"seats": ["seat1", "seat2", "seat3"], "names": {"seat2": "Boris"},
+                                       "phase": "play", "deals_played": 4,
+                                       "deal": {"number": 5, "kind": "misere", "declarer": "seat2",
+                                                "game": "misere", "trick": 3, "taken": {}}})
+    html = pages.part("club", {"tables": [misere.board()], "bad": {}, "bad_total": 0})
+    assert "misère · declarer Boris" in html and "trick 3" in html and "no bad messages" in html
+    raspasy = TableView("t9", snapshot={"seats": ["seat1", "seat2", "seat3"], "phase": "play",
+                                        "deal": {"number": 2, "dealer": "seat1", "trick": 1, "taken": {}}})
+    assert raspasy.board()["deal"]["contract"] == "raspasovka" and raspasy.row()[4] == "raspasovka"
+
+
+def test_the_board_server_pulls_the_board_when_told_and_streams_it():
+    """BoardServer: ``changed()`` (from the board's thread) makes it take a fresh copy, which the
+    JSON endpoint and the event stream then serve; it has no POST route and no unknown parts."""
+    import threading
+
+    from controller.app.web.board import start_board
+
+    board = {"seq": 1, "tables": [], "bad": {}, "bad_total": 0}
+    lock = threading.Lock()
+
+    def source():
+        with lock:
+            return json.loads(json.dumps(board))
+
+    page = start_board(source, "127.0.0.1", 0, prefix="preftable", broker="mqtt://127.0.0.1:1")
+    try:
+        base = page.url.rstrip("/")
+        stream = urllib.request.urlopen(base + "/api/club/events", timeout=20)
+        assert stream.headers["Content-Type"].startswith("text/event-stream")
+
+        def next_state() -> dict:
+            """The data of the next ``event: state`` the stream sends (read as it comes)."""
+            event = None
+            while True:
+                line = stream.readline().decode().strip()
+                if line.startswith("event:"):
+                    event = line.split(":", 1)[1].strip()
+                elif line.startswith("data:") and event == "state":
+                    return json.loads(line.split(":", 1)[1])
+
+        first = next_state()
+        assert first["tables"] == []
+        with lock:
+            board.update(seq=2, tables=[{"table": "t1", "status": "online", "players": [], "pulka": [],
+                                         "deal": None, "known": False, "next_deal": {}, "mirror": None}],
+                         bad={"not JSON": 1}, bad_total=1)
+        page.changed()
+        while (got := next_state())["seq"] != 2:
+            pass
+        assert got["tables"][0]["table"] == "t1" and got["bad_total"] == 1
+        stream.close()
+        status, _, body = http(base + "/api/club")
+        assert status == 200 and json.loads(body)["seq"] == 2
+        status, headers, body = http(base + "/club")
+        assert status == 200 and 'data-table="t1"' in body.decode() and "bad messages: 1" in body.decode()
+        assert 'data-events="/api/club/events"' in body.decode() and "<form" not in body.decode()
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert http(base + "/api/club/events?parts=table")[0] == 400
+        assert http(base + "/club", data=b"x")[0] == 405
+        assert http(base + "/api/control", data=b"{}")[0] in (404, 405)
+    finally:
+        page.stop()

@@ -14,7 +14,9 @@ and Jinja2 are imported when the server starts.
 - :mod:`.pages` -- the HTML (Jinja2, autoescaped) rendered from the snapshot;
 - :mod:`.server` -- aiohttp on its own thread and loop: the pages, the event
   stream and ``POST /api/control``;
-- :mod:`.output` -- the bus subscriber that feeds it.
+- :mod:`.output` -- the bus subscriber that feeds it;
+- :mod:`.board` -- the club board's page, ``/club`` (``preftable club --web``, issue 14),
+  on the same server pieces.
 
 Contracts: BUS.md (the snapshot), FORMATS.md / FORMATS-contracts.md (the
 control lines), README "The live table page".

@@ -74,18 +74,26 @@ def _seat_key(seat: str) -> int:
     return int(match.group(1)) if match else 99
 
 
+def environment() -> Environment:
+    """The templates of this package, autoescaped, with the card and game filters."""
+    env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["card"] = card_html
+    env.filters["game"] = game_html
+    env.globals.update(BIDS=BIDS, WHIST_CALLS=WHIST_CALLS, WHIST_MODES=WHIST_MODES, BUTTONS=BUTTONS,
+                       PHASE_TEXT=PHASE_TEXT, ALERT_TEXT=ALERT_TEXT, SUIT_NAMES=SUIT_NAMES)
+    return env
+
+
 class Pages:
     """Renders the pages and fragments for one table (its rules, and whether names are shown)."""
+
+    parts = PARTS
 
     def __init__(self, *, rules: Rules | None = None, names_from_config: bool = True):
         self.rules = rules or Rules()
         self.names_from_config = names_from_config
-        self.env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=True,
-                               trim_blocks=True, lstrip_blocks=True)
-        self.env.filters["card"] = card_html
-        self.env.filters["game"] = game_html
-        self.env.globals.update(BIDS=BIDS, WHIST_CALLS=WHIST_CALLS, WHIST_MODES=WHIST_MODES, BUTTONS=BUTTONS,
-                                PHASE_TEXT=PHASE_TEXT, ALERT_TEXT=ALERT_TEXT, SUIT_NAMES=SUIT_NAMES)
+        self.env = environment()
 
     # ------------------------------------------------------------------ the view of a snapshot
 
@@ -161,4 +169,4 @@ class Pages:
         return self.env.get_template(template).render(context)
 
 
-__all__ = ["Pages", "PARTS", "card_html", "game_html", "STATIC", "TEMPLATES", "BIDS"]
+__all__ = ["Pages", "PARTS", "environment", "card_html", "game_html", "STATIC", "TEMPLATES", "BIDS"]

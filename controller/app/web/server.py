@@ -1,4 +1,5 @@
-"""The live table page's web server: aiohttp on its own thread and its own asyncio loop.
+"""The web servers: aiohttp on its own thread and its own asyncio loop (the table's page, and
+the club board's ``/club`` through :class:`LiveServer`).
 
 Issue 13: the server lives in the service's process but never on the table
 loop's thread.  The table's side only ever calls :meth:`WebServer.publish`,
@@ -21,6 +22,12 @@ Routes (README "The live table page"):
   and entered with the ``submit`` callable (``service.submit``); 401 without
   the PIN cookie;
 - ``POST /pin``: the PIN, answered with the cookie; guesses are rate-limited.
+
+:class:`LiveServer` is what every page server of this package shares: the
+thread and loop, the listening socket, the newest-only hand-over of the state
+from other threads, the security headers, the static files, and the event
+stream of fragments rendered once per state version.  :class:`WebServer` adds
+the table's pages and its control lines; :mod:`.board` the club's page.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from ...core.events import CONTROL_EVENTS, TableEvent, event_from_dict
 from ...store.gamelog import EVENTS, SUMMARY, SessionLog
 from .. import report
 from .config import WebError
-from .pages import PARTS, STATIC, Pages
+from .pages import STATIC, Pages
 from .pin import COOKIE, PinGate
 
 log = logging.getLogger(__name__)
@@ -70,22 +77,19 @@ class _Viewer:
         self.wake = asyncio.Event()
 
 
-class WebServer:
-    """Serves one table; ``publish`` from any thread, everything else on its own loop."""
+class LiveServer:
+    """A page server: ``publish`` from any thread, everything else on its own loop.
 
-    def __init__(self, *, host: str, port: int, pages: Pages, gate: PinGate, zones: tuple[str, ...],
-                 submit: Callable[[TableEvent], None], log_dir: Path, session_rules=None):
+    ``pages`` renders the fragments (``pages.parts``: name -> template) the event
+    stream sends; subclasses add their routes in :meth:`routes`."""
+
+    what = "web page"               # for the log: what is served
+    events_path = "/api/events"
+
+    def __init__(self, *, host: str, port: int, pages, state: Mapping[str, Any]):
         self.host, self.port = host, port
         self.pages = pages
-        self.gate = gate
-        self.zones = zones
-        self.submit = submit
-        self.log_dir = Path(log_dir)
-        self.state: dict[str, Any] = {"seq": 0, "session": "", "players": 0, "seats": [], "names": {},
-                                      "phase": "idle", "deal": None, "on_table": {}, "last_trick": None,
-                                      "alerts": [], "pulka": {}, "settlement": {}, "deals": [],
-                                      "next_deal": {}, "link": {"state": "none", "detail": ""},
-                                      "display": [], "leds": {}, "beep_ms": 0}
+        self.state: dict[str, Any] = dict(state)
         self.version = 0
         self._viewers: set[_Viewer] = set()
         self._handoff = threading.Lock()
@@ -100,7 +104,7 @@ class WebServer:
         self.error: BaseException | None = None
         self._loop_errors: set[str] = set()
         self.socket: socket.socket | None = None
-        self.counters = {"published": 0, "viewers_max": 0, "controls": 0, "refused": 0}
+        self.counters = {"published": 0, "viewers_max": 0}
 
     # ------------------------------------------------------------------ the table's side (any thread)
 
@@ -188,7 +192,7 @@ class WebServer:
         runner = web.AppRunner(self.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         await web.SockSite(runner, self.socket).start()
-        log.info("web: the table page is at %s", self.url)
+        log.info("web: the %s is at %s", self.what, self.url)
         self._started.set()
         try:
             await self._stopping.wait()
@@ -220,19 +224,15 @@ class WebServer:
 
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._headers], client_max_size=64 * 1024)
-        app.router.add_get("/", self.page_table)
-        app.router.add_get("/pulka", self.page_pulka)
-        app.router.add_get("/history", self.page_history)
-        app.router.add_get("/sessions", self.page_sessions)
-        app.router.add_get("/sessions/{name}/pulka", self.page_session_pulka)
-        app.router.add_get("/sessions/{name}/events.jsonl", self.session_events)
-        app.router.add_get("/api/state", self.api_state)
-        app.router.add_get("/api/events", self.api_events)
-        app.router.add_post("/api/control", self.api_control)
-        app.router.add_post("/pin", self.pin)
+        self.routes(app)
+        app.router.add_get(self.events_path, self.api_events)
         app.router.add_get("/static/pulka.css", self.pulka_css)
         app.router.add_static("/static", STATIC)
         return app
+
+    def routes(self, app: web.Application) -> None:
+        """The server's own pages and API (the event stream and static files are added after)."""
+        raise NotImplementedError
 
     @web.middleware
     async def _headers(self, request: web.Request, handler):
@@ -241,10 +241,16 @@ class WebServer:
             response.headers.setdefault(key, value)
         return response
 
-    # ------------------------------------------------------------------ helpers
+    async def pulka_css(self, request: web.Request) -> web.Response:
+        return web.Response(text=report.PULKA_CSS, content_type="text/css", charset="utf-8")
 
     def authorised(self, request: web.Request) -> bool:
-        return self.gate.valid(request.cookies.get(COOKIE))
+        """Whether the request may see what only the PIN shows (nothing, unless a subclass says)."""
+        return False
+
+    async def api_state(self, request: web.Request) -> web.Response:
+        """The current state as JSON (the table's ``/api/state``, the club's ``/api/club``)."""
+        return _json(self.state, headers={"Cache-Control": "no-store"})
 
     def render_part(self, name: str, authorised: bool) -> str:
         """A fragment of the current state, rendered once per state version and PIN status."""
@@ -255,6 +261,103 @@ class WebServer:
         text = self.pages.part(name, self.state, authorised=authorised)
         self._parts_cache[key] = (self.version, text)
         return text
+
+    # ------------------------------------------------------------------ the event stream
+
+    async def api_events(self, request: web.Request) -> web.StreamResponse:
+        wanted = [p for p in request.query.get("parts", "").split(",") if p]
+        unknown = [p for p in wanted if p not in self.pages.parts]
+        if unknown:
+            raise web.HTTPBadRequest(text=f"unknown part {unknown[0]!r} (known: {', '.join(self.pages.parts)})")
+        authorised = self.authorised(request)
+        viewer = _Viewer()
+        self._viewers.add(viewer)
+        self.counters["viewers_max"] = max(self.counters["viewers_max"], len(self._viewers))
+        sent: dict[str, str] = {}
+        seen = -1
+        try:
+            async with sse_response(request, headers={"Cache-Control": "no-store"},
+                                    ping_interval=SSE_PING_S) as stream:
+                while not self._stopping.is_set() and stream.is_connected():
+                    if seen != self.version:
+                        seen = self.version
+                        await self._send_update(stream, wanted, authorised, sent)
+                    viewer.wake.clear()
+                    if seen == self.version:
+                        try:        # wake up now and then to notice a phone that went away
+                            await asyncio.wait_for(viewer.wake.wait(), SSE_PING_S)
+                        except TimeoutError:
+                            pass
+                return stream
+        except (ConnectionResetError, TimeoutError):
+            return web.Response(status=204)     # the viewer went away; nothing more to say
+        finally:
+            self._viewers.discard(viewer)
+
+    async def _send_update(self, stream, wanted: list[str], authorised: bool, sent: dict[str, str]) -> None:
+        """The state to one viewer: the state JSON, or the fragments that changed since its last one."""
+        if not wanted:
+            await stream.send(self._message("state", (), authorised, {}), event="state")
+            return
+        changed = {}
+        for name in wanted:
+            html = self.render_part(name, authorised)
+            if sent.get(name) != html:
+                changed[name] = html
+        if changed:
+            sent.update(changed)
+            await stream.send(self._message("parts", tuple(sorted(changed)), authorised, changed), event="parts")
+
+    def _message(self, kind: str, names: tuple[str, ...], authorised: bool, parts: dict[str, str]) -> str:
+        """One event's data, encoded once per state version for every viewer that needs the same
+        (50 phones cost one rendering and one encoding, not fifty)."""
+        key = (kind, names, authorised and "controls" in names)
+        cached = self._messages.get(key)
+        if cached is not None and cached[0] == self.version:
+            return cached[1]
+        if kind == "state":
+            text = json.dumps(self.state, ensure_ascii=False)
+        else:
+            text = json.dumps({"seq": self.state.get("seq", 0), "session": self.state.get("session", ""),
+                               "parts": parts}, ensure_ascii=False)
+        if len(self._messages) > 64:
+            self._messages.clear()
+        self._messages[key] = (self.version, text)
+        return text
+
+
+class WebServer(LiveServer):
+    """Serves one table: its pages, its state and the control lines entered with the PIN."""
+
+    what = "table page"
+
+    def __init__(self, *, host: str, port: int, pages: Pages, gate: PinGate, zones: tuple[str, ...],
+                 submit: Callable[[TableEvent], None], log_dir: Path, session_rules=None):
+        super().__init__(host=host, port=port, pages=pages, state={
+            "seq": 0, "session": "", "players": 0, "seats": [], "names": {}, "phase": "idle", "deal": None,
+            "on_table": {}, "last_trick": None, "alerts": [], "pulka": {}, "settlement": {}, "deals": [],
+            "next_deal": {}, "link": {"state": "none", "detail": ""}, "display": [], "leds": {}, "beep_ms": 0})
+        self.gate = gate
+        self.zones = zones
+        self.submit = submit
+        self.log_dir = Path(log_dir)
+        self.counters.update(controls=0, refused=0)
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_get("/", self.page_table)
+        app.router.add_get("/pulka", self.page_pulka)
+        app.router.add_get("/history", self.page_history)
+        app.router.add_get("/sessions", self.page_sessions)
+        app.router.add_get("/sessions/{name}/pulka", self.page_session_pulka)
+        app.router.add_get("/sessions/{name}/events.jsonl", self.session_events)
+        app.router.add_get("/api/state", self.api_state)
+        app.router.add_post("/api/control", self.api_control)
+        app.router.add_post("/pin", self.pin)
+
+    # ------------------------------------------------------------------ helpers
+
+    def authorised(self, request: web.Request) -> bool:
+        return self.gate.valid(request.cookies.get(COOKIE))
 
     def _page(self, request: web.Request, template: str, title: str, parts=(), **extra) -> web.Response:
         authorised = self.authorised(request)
@@ -275,9 +378,6 @@ class WebServer:
 
     async def page_history(self, request: web.Request) -> web.Response:
         return self._page(request, "history.html", "History", ("history",))
-
-    async def pulka_css(self, request: web.Request) -> web.Response:
-        return web.Response(text=report.PULKA_CSS, content_type="text/css", charset="utf-8")
 
     def _sessions(self) -> list[dict[str, Any]]:
         return [{"name": p.name, "finished": (p / SUMMARY).exists()}
@@ -326,70 +426,6 @@ class WebServer:
             "Content-Disposition": f'attachment; filename="{folder.name}-events.jsonl"'})
 
     # ------------------------------------------------------------------ the API
-
-    async def api_state(self, request: web.Request) -> web.Response:
-        return _json(self.state, headers={"Cache-Control": "no-store"})
-
-    async def api_events(self, request: web.Request) -> web.StreamResponse:
-        wanted = [p for p in request.query.get("parts", "").split(",") if p]
-        unknown = [p for p in wanted if p not in PARTS]
-        if unknown:
-            raise web.HTTPBadRequest(text=f"unknown part {unknown[0]!r} (known: {', '.join(PARTS)})")
-        authorised = self.authorised(request)
-        viewer = _Viewer()
-        self._viewers.add(viewer)
-        self.counters["viewers_max"] = max(self.counters["viewers_max"], len(self._viewers))
-        sent: dict[str, str] = {}
-        seen = -1
-        try:
-            async with sse_response(request, headers={"Cache-Control": "no-store"},
-                                    ping_interval=SSE_PING_S) as stream:
-                while not self._stopping.is_set() and stream.is_connected():
-                    if seen != self.version:
-                        seen = self.version
-                        await self._send_update(stream, wanted, authorised, sent)
-                    viewer.wake.clear()
-                    if seen == self.version:
-                        try:        # wake up now and then to notice a phone that went away
-                            await asyncio.wait_for(viewer.wake.wait(), SSE_PING_S)
-                        except TimeoutError:
-                            pass
-                return stream
-        except (ConnectionResetError, TimeoutError):
-            return web.Response(status=204)     # the viewer went away; nothing more to say
-        finally:
-            self._viewers.discard(viewer)
-
-    async def _send_update(self, stream, wanted: list[str], authorised: bool, sent: dict[str, str]) -> None:
-        """The state to one viewer: the snapshot JSON, or the fragments that changed since its last one."""
-        if not wanted:
-            await stream.send(self._message("state", (), authorised, {}), event="state")
-            return
-        changed = {}
-        for name in wanted:
-            html = self.render_part(name, authorised)
-            if sent.get(name) != html:
-                changed[name] = html
-        if changed:
-            sent.update(changed)
-            await stream.send(self._message("parts", tuple(sorted(changed)), authorised, changed), event="parts")
-
-    def _message(self, kind: str, names: tuple[str, ...], authorised: bool, parts: dict[str, str]) -> str:
-        """One event's data, encoded once per state version for every viewer that needs the same
-        (50 phones cost one rendering and one encoding, not fifty)."""
-        key = (kind, names, authorised and "controls" in names)
-        cached = self._messages.get(key)
-        if cached is not None and cached[0] == self.version:
-            return cached[1]
-        if kind == "state":
-            text = json.dumps(self.state, ensure_ascii=False)
-        else:
-            text = json.dumps({"seq": self.state.get("seq", 0), "session": self.state.get("session", ""),
-                               "parts": parts}, ensure_ascii=False)
-        if len(self._messages) > 64:
-            self._messages.clear()
-        self._messages[key] = (self.version, text)
-        return text
 
     async def api_control(self, request: web.Request) -> web.Response:
         if not self.authorised(request):
@@ -470,4 +506,4 @@ def control_event(line: object, zones: tuple[str, ...]) -> TableEvent:
     return event_from_dict({**line, "t": 0.0}, zones)
 
 
-__all__ = ["WebServer", "WebError", "control_event"]
+__all__ = ["LiveServer", "WebServer", "WebError", "control_event"]

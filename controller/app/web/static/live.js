@@ -10,7 +10,8 @@
   function say(el, text) { if (el) { el.textContent = text; } }
 
   if (parts.length && window.EventSource) {
-    var source = new EventSource("/api/events?parts=" + encodeURIComponent(parts.join(",")));
+    var events = body.dataset.events || "/api/events";
+    var source = new EventSource(events + "?parts=" + encodeURIComponent(parts.join(",")));
     source.addEventListener("open", function () { say(live, "live"); });
     source.addEventListener("error", function () { say(live, "reconnecting…"); });
     source.addEventListener("parts", function (ev) {
