@@ -269,9 +269,11 @@ HELP: dict[str, tuple[str, list[str], list[str]]] = {
                ["preftable doctor --config /etc/preftable/config.toml --deck deck.toml"],
                ["0  nothing failed (warnings allowed)", "1  at least one FAIL", "2  bad options"]),
     "club": ("The club board: follows every table that publishes to the MQTT broker (their state and "
-             "every game-log line), shows them on the terminal and keeps a mirror of every session under "
-             "DIR/<table>/<session>/, which `preftable replay` turns into the table's own summary.",
+             "every game-log line), shows them on the terminal (and with --web on a page at /club) and "
+             "keeps a mirror of every session under DIR/<table>/<session>/, which `preftable replay` "
+             "turns into the table's own summary.",
              ["preftable club --broker mqtt://club-server:1883 --dir club",
+              "preftable club --broker mqtt://localhost:1883 --dir club --web 0.0.0.0:8090",
               "preftable club --broker mqtts://club-server:8883 --ca-file ca.crt --username club "
               "--password-file club.pw"],
              ["0  stopped (Ctrl-C or SIGTERM)", "2  a bad option, or the broker cannot be reached"]),
