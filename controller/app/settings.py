@@ -49,7 +49,7 @@ class Settings:
         """The config of section ``name`` (its defaults when the file did not have it)."""
         found = self.sections.get(name)
         if found is None:
-            found = backends.section_modules()[name].parse({}, self.game)
+            found = backends.section_module(name).parse({}, self.game)
         return found
 
     @property
@@ -64,11 +64,11 @@ class Settings:
 
 def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None) -> Settings:
     """Validate a decoded config file as a whole."""
-    modules = backends.section_modules()
-    known = CORE_SECTIONS + tuple(modules)
+    known = CORE_SECTIONS + backends.section_names()
     for name in doc:
         if name not in known:
             raise ConfigError(f"{name}: unknown section (known: {', '.join(known)})", name)
+    modules = backends.section_modules(present=doc)
     game = game_config_from_dict(doc)
 
     readers = check_table(doc.get("readers", {}), "readers")
@@ -88,7 +88,7 @@ def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None) -> Se
 
 def check_across_sections(settings: Settings) -> None:
     """The rules that span sections: each module's own ``check``, then every claimed GPIO pin once."""
-    modules = backends.section_modules()
+    modules = backends.section_modules(present=settings.present)
     for mod in modules.values():
         check = getattr(mod, "check", None)
         if check is not None:
