@@ -11,14 +11,17 @@ deals with the journal, ready within 3x the bare import and VmHWM <= 40 MB.
     .venv/bin/python bench/bench_resume.py [--deals 1000 10000] [--runs 3] [--journal both]
         [--fixtures DIR]
 
-``--fixtures DIR`` keeps each written session in ``DIR/<deals>/`` and reuses it on the
-next run (writing a 10,000-deal session takes minutes; the start measured is the same).
+``--fixtures DIR`` keeps each written session in ``DIR/<deals>-<code>/`` and reuses it on
+the next run (writing a 10,000-deal session takes a while; the start measured is the same);
+``<code>`` is a digest of the controller's sources, so a session is written again by
+changed code.
 """
 
 from __future__ import annotations
 
 import argparse
 import compileall
+import hashlib
 import os
 import socket
 import shutil
@@ -55,7 +58,8 @@ def fixture(fixtures: Path | None, tmp: Path, deals: int, deck) -> Path:
     if fixtures is None:
         write_fast(log_dir, deals, deck)
         return log_dir
-    kept = fixtures / str(deals)
+    code = hashlib.sha256(b"".join(p.read_bytes() for p in sorted((ROOT / "controller").rglob("*.py"))))
+    kept = fixtures / f"{deals}-{code.hexdigest()[:12]}"
     if not kept.is_dir():
         write_fast(kept.with_suffix(".partial"), deals, deck)
         kept.with_suffix(".partial").rename(kept)

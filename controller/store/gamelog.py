@@ -92,23 +92,37 @@ def _take_checkpoint(tracker: DealTracker) -> dict:
     return checkpoints.encode(tracker.checkpoint())
 
 
-def _restore(game: GameConfig, deck: Deck | None, earlier: list, last: dict) -> DealTracker:
-    return checkpoints.restore(game, deck, earlier, last)
+class _JournalLines:
+    """The journal lines of the deals before the last checkpoint, by deal index: a line is
+    read from the journal only when the tracker needs that deal (a 10,000-deal session
+    resumes without holding, or decoding, its journal)."""
 
+    __slots__ = ("path", "starts", "ends")
 
-class _JournalLine:
-    """An earlier deal's journal line, read from the journal only when the tracker needs it
-    (a 10,000-deal session resumes without holding its journal in memory)."""
+    def __init__(self, path: Path, starts: list[int], ends: list[int]):
+        self.path, self.starts, self.ends = path, starts, ends
 
-    __slots__ = ("path", "offset", "length")
+    @classmethod
+    def of(cls, path: Path, entries: list[jr.Entry]) -> "_JournalLines":
+        return cls(path, [e.start for e in entries], [e.start + e.length for e in entries])
 
-    def __init__(self, path: Path, offset: int, length: int):
-        self.path, self.offset, self.length = path, offset, length
+    @classmethod
+    def before(cls, path: Path, tail: jr.Tail) -> "_JournalLines":
+        """Every line before the tail's last one (one per deal, in order)."""
+        starts = tail.starts
+        return cls(path, starts, [end - 1 for end in starts[1:]] + [tail.last.start - 1] if starts else [])
 
-    def __bytes__(self) -> bytes:
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def read(self, index: int) -> bytes:
         with open_read(self.path) as fh:
-            fh.seek(self.offset)
-            return fh.read(self.length)
+            fh.seek(self.starts[index])
+            return fh.read(self.ends[index] - self.starts[index])
+
+
+def _restore(game: GameConfig, deck: Deck | None, earlier: _JournalLines, last: dict) -> DealTracker:
+    return checkpoints.restore(game, deck, range(len(earlier)), last, read=earlier.read)
 
 
 def _is_regular(path: Path) -> bool:
@@ -330,6 +344,9 @@ class SessionLog:
 
     def _from_journal(self, game, deck, fh, size):
         """The tracker at the journal's last line that fits the events, and where it stands."""
+        quick = self._from_tail(game, deck, fh, size)
+        if quick is not None:
+            return quick
         entries, length, rest, fit, crc = jr.verify_while_reading(self.journal, fh, size)
         used = entries[:fit]
         if used and not self._segment_fits(fh, used):
@@ -342,7 +359,7 @@ class SessionLog:
             try:
                 if last.deal is not None and last.deal != len(lines):
                     raise ValueError(f"deal {last.deal} after {len(lines) - 1} deals")
-                earlier = [_JournalLine(self.checkpoints_path, e.start, e.length) for e in lines[:-1]]
+                earlier = _JournalLines.of(self.checkpoints_path, lines[:-1])
                 tracker = _restore(game, deck, earlier, self.journal.payload(last))
             except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
                 self.repairs.append(f"checkpoint journal unusable ({exc}): rebuilt from the events")
@@ -362,6 +379,21 @@ class SessionLog:
             return DealTracker(game, deck), 0, 0, 0.0, 0
         last = used[-1]
         return tracker, last.offset, last.events, last.t, crc
+
+    def _from_tail(self, game, deck, fh, size):
+        """The quick way (:func:`~controller.store.journal.verify_last`): the tracker at the
+        journal's last line when it and every line before it fit, else None."""
+        tail = jr.verify_last(self.journal, fh, size)
+        if tail is None or not self._segment_fits(fh, [e for e in (tail.before, tail.last) if e]):
+            return None
+        try:
+            tracker = _restore(game, deck, _JournalLines.before(self.checkpoints_path, tail),
+                               self.journal.payload(tail.last))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            return None         # the slower way says what is wrong and rebuilds
+        self.journal.known(tail.jcrc)
+        last = tail.last
+        return tracker, last.offset, last.events, last.t, last.crc
 
     @staticmethod
     def _segment_fits(fh, used: list[jr.Entry]) -> bool:
@@ -385,7 +417,8 @@ class SessionLog:
 
         def checkpoint_at(end: int, crc_at: int) -> None:
             nonlocal pending_cp
-            journal.extend(jr.encode(end, count, last_t, crc_at, pending_cp))
+            if not self._no_journal:
+                journal.extend(self.journal.line(end, count, last_t, crc_at, pending_cp))
             pending_cp = None
 
         fh.seek(offset)
@@ -460,12 +493,16 @@ class SessionLog:
                 if pending_cp is not None:
                     self._pending_cps.append((len(self._pending), count, last_t, pending_cp))
                 self._flush()
-        if journal and not self._no_journal:
+        if journal:
             self._write_journal(journal, sync=True)
         return tracker
 
     def _write_journal(self, lines: bytearray, sync: bool) -> None:
-        """Append rebuilt journal lines (and forget them); a failure only costs a longer resume."""
+        """Append journal lines (and forget them); a failure only costs a longer resume."""
+        if self._no_journal:
+            self.journal.forget()
+            lines.clear()
+            return
         try:
             self.journal.append(bytes(lines), sync=sync)
         except OSError as exc:
@@ -576,13 +613,14 @@ class SessionLog:
         for end, events, t, payload in cps:
             self._crc = zlib.crc32(data[done:end], self._crc)
             done = end
-            lines += jr.encode(self.size + end, events, t, self._crc, payload)
+            if not self._no_journal:        # derived data: the events alone are enough
+                lines += self.journal.line(self.size + end, events, t, self._crc, payload)
         self._crc = zlib.crc32(data[done:], self._crc)
         self.size += len(data)
         if self._failing is not None:
             log.warning("%s: written again after '%s'", self.events_path, self._failing)
             self._failing = None
-        if lines and not self._no_journal:     # derived data: the events alone are enough
+        if lines:
             self._write_journal(lines, sync=True)
         return True
 

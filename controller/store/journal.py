@@ -6,20 +6,28 @@ the checkpoint itself (an opaque payload: the table between deals, as
 ``controller.store.checkpoints``/the tracker makes and restores it), and last a
 checksum of the line::
 
-    {"offset":81234,"events":612,"t":301.5,"crc":3735928559, <payload>, "check":123456789}
+    {"offset":81234,"events":612,"t":301.5,"crc":3735928559,"jcrc":2882400001, <payload>, "check":123456789}
 
 - ``offset``: the byte length of ``events.jsonl`` the checkpoint stands for;
 - ``events``: the table-event lines in those bytes;
 - ``t``: the last table event's ``t``;
 - ``crc``: CRC-32 of those bytes (``events.jsonl[:offset]``);
+- ``jcrc``: CRC-32 of the journal's own bytes before this line (added by issue
+  10's resume speed-up; lines written before it lack it and are still read);
 - ``check``: CRC-32 of the line itself up to ``,"check":`` (closed with ``}``),
   so an edited or half-written line is never taken for a checkpoint.
 
 Before a checkpoint is used it is verified against the events file: the CRC and
-the event count of the bytes before its offset, and a newline just before it
-(:func:`verify`, one streaming pass over the file, nothing kept).  The journal
-is cut back to its last line that fits (:meth:`Journal.truncate`), and the
-session's resume rebuilds the lines after it from the events.
+the event count of the bytes before its offset, and a newline just before it.
+The quick way (:func:`verify_last`) reads the journal's last line from its end
+and checks it against the events file; its ``jcrc`` vouches that every line
+before it is the line once written and verified, in its place, so those lines
+are located but not decoded (one CRC pass over the journal).  When that does
+not hold (an older journal, a mismatch, a torn or edited line), every line is
+decoded and checked (:func:`verify_while_reading`, one streaming pass over each
+file, nothing kept).  The journal is cut back to its last line that fits
+(:meth:`Journal.truncate`), and the session's resume rebuilds the lines after
+it from the events.
 """
 
 from __future__ import annotations
@@ -38,12 +46,13 @@ from typing import BinaryIO, Callable, Iterable
 from .files import open_append, open_read, open_update, write_all
 from .lines import MAX_LINE
 
-_HEADER = re.compile(rb'\{"offset":(\d+),"events":(\d+),"t":([-+.eE0-9]+),"crc":(\d+)[,}]')
+_HEADER = re.compile(rb'\{"offset":(\d+),"events":(\d+),"t":([-+.eE0-9]+),"crc":(\d+)(?:,"jcrc":(\d+))?[,}]')
 _CHECK = b',"check":'
 _DEAL = re.compile(rb'[,{]"record":\{"number":(\d+)')
 # a derived line as the game log writes it: "t" first, "kind" second (FORMATS.md)
 _DERIVED = re.compile(rb'^\{"t": [^,\n]*, "kind": ', re.M)
 CHUNK = 1 << 20
+TAIL = 1 << 16      # the journal's end is read backwards in blocks of this size
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +67,7 @@ class Entry:
     deal: int | None    # the number of the ended deal it records, if the payload says
     start: int          # the line's byte offset in the journal
     length: int         # its length without the newline
+    jcrc: int | None = None     # CRC-32 of the journal's bytes before the line (older lines: None)
 
     @property
     def end(self) -> int:
@@ -65,10 +75,14 @@ class Entry:
         return self.start + self.length + 1
 
 
-def encode(offset: int, events: int, t: float, crc: int, payload: dict) -> bytes:
-    """A journal line (with its newline) for a checkpoint at ``offset``."""
-    head = json.dumps({"offset": offset, "events": events, "t": t, "crc": crc, **payload},
-                      ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+def encode(offset: int, events: int, t: float, crc: int, payload: dict, jcrc: int | None = None
+           ) -> bytes:
+    """A journal line (with its newline) for a checkpoint at ``offset``; ``jcrc``: the CRC-32
+    of the journal's bytes before it (:meth:`Journal.line` knows it)."""
+    fields = {"offset": offset, "events": events, "t": t, "crc": crc}
+    if jcrc is not None:
+        fields["jcrc"] = jcrc
+    head = json.dumps({**fields, **payload}, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return head[:-1] + _CHECK + str(zlib.crc32(head)).encode() + b"}\n"
 
 
@@ -87,8 +101,10 @@ def decode(raw: bytes, start: int) -> Entry | None:
     except ValueError:
         return None
     deal = _DEAL.match(raw, m.end() - 1) or _DEAL.search(raw, m.end() - 1)
+    jcrc = m.group(5)
     return Entry(int(m.group(1)), int(m.group(2)), t, int(m.group(4)),
-                 int(deal.group(1)) if deal else None, start, len(raw))
+                 int(deal.group(1)) if deal else None, start, len(raw),
+                 int(jcrc) if jcrc is not None else None)
 
 
 def count_events(data: bytes) -> int:
@@ -102,6 +118,69 @@ class Journal:
     def __init__(self, path: Path):
         self.path = path
         self._fh = None
+        self._next_jcrc: int | None = None  # CRC-32 of the journal with the lines encoded so far
+
+    def line(self, offset: int, events: int, t: float, crc: int, payload: dict) -> bytes:
+        """The next journal line (to :meth:`append` after the lines made before it)."""
+        if self._next_jcrc is None:
+            self._next_jcrc = self._file_crc()
+        data = encode(offset, events, t, crc, payload, self._next_jcrc)
+        self._next_jcrc = zlib.crc32(data, self._next_jcrc)
+        return data
+
+    def known(self, jcrc: int) -> None:
+        """The CRC-32 of the whole journal as it is (a resume computed it)."""
+        self._next_jcrc = jcrc
+
+    def forget(self) -> None:
+        """Lines made by :meth:`line` were not written: the next line's ``jcrc`` comes from the file."""
+        self._next_jcrc = None
+
+    def _file_crc(self) -> int:
+        """CRC-32 of the journal file (once per resume that did not compute it; a wrong value
+        only sends the next resume the slower way)."""
+        try:
+            fh = open_read(self.path)
+        except OSError:
+            return 0
+        crc = 0
+        with fh:
+            while chunk := fh.read(CHUNK):
+                crc = zlib.crc32(chunk, crc)
+        return crc
+
+    def last_lines(self, n: int = 2) -> tuple[list[Entry], bytes] | None:
+        """The journal's last ``n`` lines (fewer if it has fewer), decoded, and the last one's
+        bytes, read backwards from its end; None if the journal is empty, lost, or does not
+        end in whole, unedited lines."""
+        try:
+            fh = open_read(self.path)
+        except OSError:
+            return None
+        with fh:
+            fd = fh.fileno()
+            size = os.fstat(fd).st_size
+            data, start = b"", size
+            # the n lines and the newline ending the line before them (or the file's start)
+            while start > 0 and data.count(b"\n") <= n and len(data) <= (n + 1) * (MAX_LINE + 1):
+                block = max(0, start - TAIL)
+                data = os.pread(fd, start - block, block) + data
+                start = block
+        if not data.endswith(b"\n"):
+            return None
+        lines = data[:-1].split(b"\n")
+        if start > 0:
+            lines = lines[1:]               # a line before the ones wanted, maybe partial
+        lines = lines[-n:]
+        start = size - sum(len(raw) + 1 for raw in lines)
+        entries = []
+        for raw in lines:
+            entry = decode(raw, start)
+            if entry is None:
+                return None
+            entries.append(entry)
+            start = entry.end
+        return (entries, lines[-1]) if entries else None
 
     def entries(self, on_entries: Callable[[list[Entry]], object] | None = None
                 ) -> tuple[list[Entry], int, int]:
@@ -152,6 +231,7 @@ class Journal:
     def truncate(self, length: int) -> None:
         """Cut the journal to its first ``length`` bytes (a symlink is removed instead)."""
         self.close()
+        self._next_jcrc = None
         try:
             fh = open_update(self.path)
         except FileNotFoundError:
@@ -164,7 +244,8 @@ class Journal:
             os.fsync(fh.fileno())
 
     def append(self, lines: bytes, sync: bool = True) -> None:
-        """Append whole journal lines, fsync'd unless ``sync`` is false (OSError to the caller).
+        """Append whole journal lines (made by :meth:`line`), fsync'd unless ``sync`` is false
+        (OSError to the caller).
 
         A short write is cut off again, so the journal never keeps half a line.
         """
@@ -179,6 +260,7 @@ class Journal:
                 os.ftruncate(fd, size)
             except OSError:
                 pass
+            self._next_jcrc = None
             raise
         if sync:
             os.fsync(fd)
@@ -187,6 +269,76 @@ class Journal:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tail:
+    """A journal whose last line :func:`verify_last` found to fit: that line, the one before
+    it, where the lines before it start, and the CRC-32 of the whole journal."""
+
+    last: Entry
+    before: Entry | None
+    starts: list[int]       # byte offsets in the journal of the lines before ``last``, in order
+    jcrc: int
+
+
+def verify_last(journal: Journal, events: BinaryIO, size: int) -> Tail | None:
+    """The quick way: the journal's last line, checked against the events file (of ``size``
+    bytes) like every checkpoint, and through its ``jcrc`` every line before it (located,
+    not decoded).  None when that cannot be said (an older journal, a line that does not
+    fit, a deal ended again after ``undo``): :func:`verify_while_reading` then decides.
+    """
+    found = journal.last_lines(2)
+    if found is None:
+        return None
+    entries, raw = found
+    last = entries[-1]
+    before = entries[-2] if len(entries) > 1 else None
+    if last.jcrc is None or last.deal is None:
+        return None
+    if before is not None and (before.offset >= last.offset or before.events > last.events):
+        return None
+    try:
+        if verify([last], events, size)[0] != 1:
+            return None
+    except OSError:
+        return None
+    located = line_starts(journal.path, last.start)
+    if located is None or located[1] != last.jcrc:
+        return None
+    starts = located[0]
+    # one line per deal 1 … n-1 before the line of deal n: no deal was ended twice (an undo
+    # after a deal's end), so the lines are the deals in order (else :func:`chain` decides)
+    if len(starts) != last.deal - 1 or (before is not None and starts[-1] != before.start):
+        return None
+    return Tail(last, before, starts, zlib.crc32(b"\n", zlib.crc32(raw, last.jcrc)))
+
+
+def line_starts(path: Path, end: int) -> tuple[list[int], int] | None:
+    """The byte offsets of the lines in a journal's first ``end`` bytes, and their CRC-32,
+    in one pass of fixed memory; None if the file is shorter or those bytes do not end a line."""
+    try:
+        fh = open_read(path)
+    except OSError:
+        return None
+    starts = [0]
+    crc = base = 0
+    buf = bytearray(CHUNK)
+    view = memoryview(buf)
+    with fh:
+        while base < end:
+            have = fh.readinto(view[:min(CHUNK, end - base)])
+            if not have:
+                return None
+            crc = zlib.crc32(view[:have], crc)
+            i = buf.find(b"\n", 0, have)
+            while i >= 0:
+                starts.append(base + i + 1)
+                i = buf.find(b"\n", i + 1, have)
+            base += have
+    if starts.pop() != end:     # the last newline ends the bytes: the next line starts at ``end``
+        return None
+    return starts, crc
 
 
 def verify_while_reading(journal: Journal, events: BinaryIO, size: int
