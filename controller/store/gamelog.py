@@ -39,7 +39,6 @@ import json
 import logging
 import os
 import stat
-import zlib
 from collections import deque
 from datetime import datetime, timezone
 from pathlib import Path
@@ -145,7 +144,7 @@ class SessionLog:
         self.count = 0          # table events in it
         self.repairs: list[str] = []    # what the last resume repaired
         self._resuming = False
-        self._crc = 0           # CRC-32 of the events file's bytes (for the journal)
+        self._sums = jr.Checksums()     # of the events file's bytes (for the journal)
         self._pending = bytearray()     # lines not yet written (a full disk)
         self._pending_cps: list[tuple[int, int, float, dict]] = []
         self._sync_due = False
@@ -336,8 +335,8 @@ class SessionLog:
             raise SessionUnreadable(f"{self.events_path}: cannot read: {exc.strerror}") from None
         with fh:
             size = os.fstat(fh.fileno()).st_size
-            tracker, offset, count, last_t, crc = self._from_journal(game, deck, fh, size)
-            tracker = self._replay_tail(fh, size, tracker, offset, count, last_t, crc)
+            tracker, offset, count, last_t, sums = self._from_journal(game, deck, fh, size)
+            tracker = self._replay_tail(fh, size, tracker, offset, count, last_t, sums)
         if self.repairs:
             log.warning("%s: repaired on resume: %s", self.folder, "; ".join(self.repairs))
         return tracker, self.count, self._last_t
@@ -347,11 +346,11 @@ class SessionLog:
         quick = self._from_tail(game, deck, fh, size)
         if quick is not None:
             return quick
-        entries, length, rest, fit, crc = jr.verify_while_reading(self.journal, fh, size)
+        entries, length, rest, fit, sums = jr.verify_while_reading(self.journal, fh, size)
         used = entries[:fit]
         if used and not self._segment_fits(fh, used):
             used, fit = used[:-1], fit - 1
-            crc = used[-1].crc if used else 0
+            sums = jr.checksums_of(fh, used[-1].offset) if used else jr.Checksums()
         tracker = None
         if used:
             lines = jr.chain(used)
@@ -363,7 +362,7 @@ class SessionLog:
                 tracker = _restore(game, deck, earlier, self.journal.payload(last))
             except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
                 self.repairs.append(f"checkpoint journal unusable ({exc}): rebuilt from the events")
-                used, fit, crc = [], 0, 0
+                used, fit, sums = [], 0, jr.Checksums()
         if len(used) < len(entries) or rest:
             dropped = len(entries) - len(used) + rest
             if tracker is not None:
@@ -376,9 +375,9 @@ class SessionLog:
                 self.repairs.append(f"cannot cut the checkpoint journal ({exc.strerror})")
                 self._no_journal = True
         if tracker is None:
-            return DealTracker(game, deck), 0, 0, 0.0, 0
+            return DealTracker(game, deck), 0, 0, 0.0, jr.Checksums()
         last = used[-1]
-        return tracker, last.offset, last.events, last.t, crc
+        return tracker, last.offset, last.events, last.t, sums
 
     def _from_tail(self, game, deck, fh, size):
         """The quick way (:func:`~controller.store.journal.verify_last`): the tracker at the
@@ -391,9 +390,9 @@ class SessionLog:
                                self.journal.payload(tail.last))
         except (KeyError, TypeError, ValueError, AttributeError, IndexError):
             return None         # the slower way says what is wrong and rebuilds
-        self.journal.known(tail.jcrc)
+        self.journal.known(tail.journal)
         last = tail.last
-        return tracker, last.offset, last.events, last.t, last.crc
+        return tracker, last.offset, last.events, last.t, tail.sums
 
     @staticmethod
     def _segment_fits(fh, used: list[jr.Entry]) -> bool:
@@ -404,7 +403,7 @@ class SessionLog:
         return before + jr.count_events(segment) == last.events
 
     def _replay_tail(self, fh, size: int, tracker: DealTracker, offset: int, count: int,
-                     last_t: float, crc: int) -> DealTracker:
+                     last_t: float, sums: jr.Checksums) -> DealTracker:
         """Feed the events after ``offset``, checking that each group of lines is what the
         tracker derives, and repair what is not (see the module)."""
         zones = tuple(tracker.zones)
@@ -415,10 +414,10 @@ class SessionLog:
         damaged_at, lost, nul = None, 0, 0
         pos = offset
 
-        def checkpoint_at(end: int, crc_at: int) -> None:
+        def checkpoint_at(end: int) -> None:
             nonlocal pending_cp
             if not self._no_journal:
-                journal.extend(self.journal.line(end, count, last_t, crc_at, pending_cp))
+                journal.extend(self.journal.line(end, count, last_t, sums, pending_cp))
             pending_cp = None
 
         fh.seek(offset)
@@ -426,16 +425,16 @@ class SessionLog:
             if salvage is None:
                 if owed and raw == owed[0]:
                     owed.popleft()
-                    crc = zlib.crc32(raw + b"\n", crc)
+                    sums.add(raw + b"\n")
                     pos = start + n
                     if not owed and pending_cp is not None:
-                        checkpoint_at(pos, crc)
+                        checkpoint_at(pos)
                     continue
                 event = None if owed or raw is None else self._event(raw, zones, last_t)
                 if event is not None:
                     signals = tracker.feed(event)
                     count, last_t = count + 1, event.t
-                    crc = zlib.crc32(raw + b"\n", crc)
+                    sums.add(raw + b"\n")
                     pos = start + n
                     owed = deque(_dumps(s.to_dict())[:-1] for s in signals)
                     if any(s.kind == "deal" for s in signals) and tracker.deal is None:
@@ -449,12 +448,12 @@ class SessionLog:
                 missing = b"".join(line + b"\n" for line in owed)
                 if missing:
                     salvage.write(missing)
-                    crc = zlib.crc32(missing, crc)
+                    sums.add(missing)
                     pos += len(missing)
                     self.repairs.append(f"wrote {len(owed)} missing derived lines")
                     owed.clear()
                 if pending_cp is not None:
-                    checkpoint_at(pos, crc)
+                    checkpoint_at(pos)
             if raw is None:
                 lost += 1
                 continue
@@ -469,11 +468,11 @@ class SessionLog:
             count, last_t = count + 1, event.t
             data = _group(event, signals)
             salvage.write(data)
-            crc = zlib.crc32(data, crc)
+            sums.add(data)
             pos += len(data)
             if any(s.kind == "deal" for s in signals) and tracker.deal is None:
                 pending_cp = _take_checkpoint(tracker)
-                checkpoint_at(pos, crc)
+                checkpoint_at(pos)
 
         self.count, self._last_t = count, last_t
         if salvage is not None:
@@ -482,11 +481,11 @@ class SessionLog:
             self.repairs.append(f"from byte {damaged_at} on, {what} dropped and the log rewritten "
                                 f"from its readable events" + (f", the old bytes kept in {DAMAGED}"
                                                                if ok else " (not possible now)"))
-            self.size, self._crc = (pos, crc) if ok else (size, 0)
+            self.size, self._sums = (pos, sums) if ok else (size, jr.Checksums())
             if not ok:
                 self._no_journal = True
         else:
-            self.size, self._crc = pos, crc
+            self.size, self._sums = pos, sums
             if owed:                    # a torn group: its derived lines were never written
                 self.repairs.append(f"wrote {len(owed)} missing derived lines of the last event")
                 self._queue(b"".join(line + b"\n" for line in owed), sync=True)
@@ -611,11 +610,11 @@ class SessionLog:
         self._pending, self._pending_cps, self._sync_due = bytearray(), [], False
         lines, done = bytearray(), 0
         for end, events, t, payload in cps:
-            self._crc = zlib.crc32(data[done:end], self._crc)
+            self._sums.add(data[done:end])
             done = end
             if not self._no_journal:        # derived data: the events alone are enough
-                lines += self.journal.line(self.size + end, events, t, self._crc, payload)
-        self._crc = zlib.crc32(data[done:], self._crc)
+                lines += self.journal.line(self.size + end, events, t, self._sums, payload)
+        self._sums.add(data[done:])
         self.size += len(data)
         if self._failing is not None:
             log.warning("%s: written again after '%s'", self.events_path, self._failing)
