@@ -68,12 +68,12 @@ def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None) -> Se
     for name in doc:
         if name not in known:
             raise ConfigError(f"{name}: unknown section (known: {', '.join(known)})", name)
-    modules = backends.section_modules(present=doc)
     game = game_config_from_dict(doc)
 
     readers = check_table(doc.get("readers", {}), "readers")
     check_known_keys(readers, "readers", ("backend",))
     backend = check_choice(readers.get("backend", "sim"), "readers.backend", tuple(backends.READERS))
+    modules = backends.section_modules(present=doc, backend=backend)
 
     log = check_table(doc.get("log", {}), "log")
     check_known_keys(log, "log", ("dir",))
@@ -88,7 +88,7 @@ def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None) -> Se
 
 def check_across_sections(settings: Settings) -> None:
     """The rules that span sections: each module's own ``check``, then every claimed GPIO pin once."""
-    modules = backends.section_modules(present=settings.present)
+    modules = backends.section_modules(present=settings.present, backend=settings.backend)
     for mod in modules.values():
         check = getattr(mod, "check", None)
         if check is not None:

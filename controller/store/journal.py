@@ -326,13 +326,24 @@ def verify_last(journal: Journal, events: BinaryIO, size: int) -> Tail | None:
         return None
     if before is not None and (before.offset >= last.offset or before.events > last.events):
         return None
+    # the events are hashed in a thread while the journal is: both read and hash outside the GIL
+    hashed: list = [None]
+
+    def hash_events() -> None:
+        try:
+            hashed[0] = _hash_prefix(events, last.offset, size)
+        except OSError:
+            pass                    # cannot be read: the slower way says so
+
+    worker = threading.Thread(target=hash_events, name="checkpoint check")
+    worker.start()
     try:
-        state = _hash_prefix(events, last.offset, size)
-    except OSError:
-        return None
+        located = line_starts(journal.path, last.start)
+    finally:
+        worker.join()
+    state = hashed[0]
     if state is None or state.intdigest() != last.xxh3:
         return None
-    located = line_starts(journal.path, last.start)
     if located is None or located[1].intdigest() != last.jxxh3:
         return None
     starts, whole = located

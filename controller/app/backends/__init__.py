@@ -62,17 +62,21 @@ def reader(name: str) -> ModuleType:
     return module(READERS[name])
 
 
-def section_modules(present: Iterable[str] | None = None) -> dict[str, ModuleType]:
+def section_modules(present: Iterable[str] | None = None, backend: str | None = None
+                    ) -> dict[str, ModuleType]:
     """Every registered section's module, readers first (the order checks and doctor run in).
 
-    With ``present`` (the sections a config file has), the :data:`ONLY_WHEN_CONFIGURED`
-    sections it lacks are left out (and not imported).
+    With ``present`` (the sections a config file has) and ``backend`` (the reader it
+    chose), the sections that cannot matter are left out and not imported: another
+    reader's that the file lacks (its defaults claim nothing), and the
+    :data:`ONLY_WHEN_CONFIGURED` ones it lacks.
     """
     present = None if present is None else frozenset(present)
     out = {}
     for table in (READERS, OUTPUTS):
         for name, dotted in table.items():
-            if present is not None and name in ONLY_WHEN_CONFIGURED and name not in present:
+            if present is not None and name not in present and (
+                    name in ONLY_WHEN_CONFIGURED or (table is READERS and name != backend)):
                 continue
             mod = module(dotted)
             out[mod.SECTION] = mod
