@@ -311,7 +311,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     subcommand's own options are added, so ``run`` does not import what enroll, doctor or
     club need to declare theirs (a restart is timed from process start, issue 10)."""
     parser = OneLineParser(
-        prog="preftable", description="Smart card table for Preferans: tracks raspasovka deals.",
+        prog="preftable", description="Smart card table for Preferans: tracks the whole game (auction, contracts, whisting, misère, raspasovka) and the pulka.",
         epilog="Every bad input gives one line on stderr and exit status 2. "
                "`preftable COMMAND --help` shows a command's options, examples and exit statuses.")
     parser.add_argument("--version", action="version", version=f"preftable {__version__}",

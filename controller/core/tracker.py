@@ -44,8 +44,11 @@ logging.getLogger("transitions").setLevel(logging.WARNING)
 IDLE = "idle"
 # The play phase is two states: waiting for a trick's lead, and for the next card of an open trick.
 LEAD, FOLLOW = "lead", "follow"
-STATES = [IDLE, AUCTION, CONTRACT_PHASE, WHISTING, LEAD, FOLLOW]
-_IN_DEAL = [AUCTION, CONTRACT_PHASE, WHISTING, LEAD, FOLLOW]
+# A trick holding a card whose order the hub link could only guess waits here for `confirm`
+# before it is counted (PROTOCOL.md: "waits for confirm before it counts the trick").
+HELD = "held"
+STATES = [IDLE, AUCTION, CONTRACT_PHASE, WHISTING, LEAD, FOLLOW, HELD]
+_IN_DEAL = [AUCTION, CONTRACT_PHASE, WHISTING, LEAD, FOLLOW, HELD]
 TRANSITIONS = [
     {"trigger": "open_auction", "source": IDLE, "dest": AUCTION},           # the first hand's first bid
     {"trigger": "start_deal", "source": IDLE, "dest": LEAD},                # the first card (no bidding)
@@ -61,8 +64,10 @@ TRANSITIONS = [
     {"trigger": "whisted", "source": WHISTING, "dest": IDLE, "conditions": "deal_over",
      "after": ["_whisting_decided", "_end_deal"]},                          # both pass, half-whist
     {"trigger": "lead_card", "source": LEAD, "dest": FOLLOW},
-    {"trigger": "close_trick", "source": FOLLOW, "dest": LEAD},
-    {"trigger": "finish_deal", "source": FOLLOW, "dest": IDLE, "after": "_end_deal"},   # the 10th trick
+    {"trigger": "hold_trick", "source": FOLLOW, "dest": HELD},              # a guessed order in it
+    # a trick is counted when its last card comes, or on `confirm` if it was held
+    {"trigger": "close_trick", "source": [FOLLOW, HELD], "dest": LEAD},
+    {"trigger": "finish_deal", "source": [FOLLOW, HELD], "dest": IDLE, "after": "_end_deal"},  # the 10th
     {"trigger": "abandon", "source": _IN_DEAL, "dest": IDLE, "after": "_end_deal"},
 ] + [
     # undo: back to whatever phase the remaining lines leave (possibly the previous deal's)
@@ -238,6 +243,11 @@ class DealTracker:
         self.alerts: list[dict] = []                    # mistakes awaiting `confirm`
         self.last_trick: Trick | None = None
         self.unknown_present: set[tuple[str, str]] = set()
+        # the hub link's guessed order (PROTOCOL.md): cards of this deal laid in a guessed order,
+        # and guessed cards that came before their turn, taken when it comes (laying order)
+        self.guessed: set[tuple[str, Card]] = set()
+        self.parked: list[tuple[str, Card]] = []
+        self.held: dict | None = None                   # the trick line awaiting `confirm`
         self.events_seen = 0                            # table events fed: a mistake line's `line`
         self.finished_after: int | None = None          # the deal after which every pulya closed
         self._out: list[Signal] = []                    # signals written by the machine's callbacks
@@ -284,7 +294,10 @@ class DealTracker:
         return self._phase() == WHISTING
 
     def rewound_to_lead(self) -> bool:
-        return self._phase() == PLAYING and not self.deal.current
+        return self._phase() == PLAYING and not self.deal.current and self.held is None
+
+    def rewound_to_held(self) -> bool:
+        return self._phase() == PLAYING and self.held is not None
 
     def rewound_to_follow(self) -> bool:
         return self._phase() == PLAYING and bool(self.deal.current)
@@ -359,13 +372,9 @@ class DealTracker:
                     return self._token(event, token)
                 return self._unknown(event)
         if kind == PLACED:
-            signals = self._placed(event.t, event.zone, card)
-            if event.guessed and any(s.kind == "play" for s in signals):
-                # the hub link lost this edge and could not tell its order (PROTOCOL.md): the
-                # table shows it and waits for `confirm` (or an `undo`) rather than guess silently
-                signals += self._signal_mistake(event.t, {"type": ORDER_GUESSED, "zone": event.zone,
-                                                          "card": str(card)})
-            return signals
+            if event.guessed:
+                return self._placed_guessed(event.t, event.zone, card)
+            return self._placed(event.t, event.zone, card)
         return self._removed(event.zone, card)
 
     def feed_all(self, events: Iterable[TableEvent]) -> list[Signal]:
@@ -425,12 +434,37 @@ class DealTracker:
             self.leftover.add(key)
         return self._signal_mistake(t, {"type": kind, "zone": zone, "card": str(card), **extra})
 
-    def _placed(self, t: float, zone: str, card: Card) -> list[Signal]:
+    def _placed_guessed(self, t: float, zone: str, card: Card) -> list[Signal]:
+        """A card the hub link lost and found again without knowing its order among the others
+        it found (PROTOCOL.md): the table shows it (``order_guessed``, kept until `confirm`)
+        and never guesses silently.  In play, such a card before its turn is not a card out of
+        turn: it waits, and is taken when its seat's turn comes; the trick it is in is counted
+        only on `confirm` (`undo` takes it back instead)."""
+        key = (zone, card)
+        if key in self.present:
+            return []
+        deal = self.deal
+        if deal is None and not self.bidding and not self.leftover:
+            deal = self._new_deal()         # the deal this card would start: whose lead it is
+        in_play = deal is not None and deal.phase == PLAYING and card not in deal.played
+        if in_play and (zone != deal.expected or self.held is not None) \
+                and all(z != zone for z, _ in self.parked):
+            self.present.add(key)
+            self.parked.append(key)
+            return self._signal_mistake(t, {"type": ORDER_GUESSED, "zone": zone, "card": str(card)})
+        signals = self._placed(t, zone, card, guessed=True)
+        if any(s.kind == "play" for s in signals):
+            signals += self._signal_mistake(t, {"type": ORDER_GUESSED, "zone": zone, "card": str(card)})
+        return signals
+
+    def _placed(self, t: float, zone: str, card: Card, guessed: bool = False) -> list[Signal]:
         key = (zone, card)
         if key in self.present:
             return []                       # reported twice without a removal: nothing changes
         self.present.add(key)
         deal = self.deal
+        if self.held is not None:
+            return self._mistake(t, ORDER_GUESSED, zone, card)   # the guessed trick awaits `confirm`
         if deal is None:
             if self.bidding:
                 return self._mistake(t, NOT_IN_PLAY, zone, card)
@@ -444,7 +478,7 @@ class DealTracker:
             self.start_deal()
             signals = [Signal("deal_start", t, {"deal": deal.number, "dealer": deal.dealer,
                                                  "price": deal.price})]
-            return signals + self._accept(t, zone, card)
+            return signals + self._accept(t, zone, card, guessed)
         if deal.bidding is not None:
             phase = deal.phase
             if zone == PRIKUP and deal.kind_name != KIND_RASPASOVKA and phase != AUCTION:
@@ -457,11 +491,13 @@ class DealTracker:
             return self._mistake(t, SAME_CARD, zone, card)
         if zone != deal.expected:
             return self._mistake(t, OUT_OF_TURN, zone, card, expected=deal.expected)
-        return self._accept(t, zone, card)
+        return self._accept(t, zone, card, guessed)
 
-    def _accept(self, t: float, zone: str, card: Card) -> list[Signal]:
+    def _accept(self, t: float, zone: str, card: Card, guessed: bool = False) -> list[Signal]:
         deal = self.deal
         leading = not deal.current
+        if guessed:
+            self.guessed.add((zone, card))
         trick, revoke = deal.play(zone, card)
         signals = [Signal("play", t, {"deal": deal.number, "zone": zone, "card": str(card)})]
         if revoke is not None:
@@ -470,14 +506,35 @@ class DealTracker:
         if trick is None:
             if leading:
                 self.lead_card()            # a follower's card leaves the trick open: no state changes
-            return signals
+            return signals + self._take_parked(t)
         self.last_trick = trick
-        signals.append(Signal("trick", t, {"deal": deal.number, "number": len(deal.tricks),
-                                           **trick.to_dict()}))
+        fields = {"deal": deal.number, "number": len(deal.tricks), **trick.to_dict()}
+        if self.guessed.intersection(trick.cards):
+            self.held = fields
+            self.hold_trick()
+            return signals
+        return signals + self._count(t, fields)
+
+    def _count(self, t: float, fields: dict) -> list[Signal]:
+        """The trick line, and the next trick's lead or the deal's end."""
+        signals = [Signal("trick", t, fields)]
+        deal = self.deal
         if not deal.finished:
             self.close_trick()
-            return signals
+            return signals + self._take_parked(t)
+        self.parked.clear()
+        self.guessed.clear()
         return signals + self._run(self.finish_deal)
+
+    def _take_parked(self, t: float) -> list[Signal]:
+        """A guessed card that came before its turn, now its seat's turn: played now."""
+        deal = self.deal
+        for key in self.parked:
+            if key[0] == deal.expected:
+                self.parked.remove(key)
+                self.present.discard(key)
+                return self._placed(t, *key, guessed=True)
+        return []
 
     def _removed(self, zone: str, card: Card) -> list[Signal]:
         key = (zone, card)
@@ -485,6 +542,8 @@ class DealTracker:
             return []
         self.present.discard(key)
         self.ignored.discard(key)
+        if key in self.parked:
+            self.parked.remove(key)
         if key in self.leftover:
             self.leftover.discard(key)
         return []
@@ -577,10 +636,17 @@ class DealTracker:
         t = event.t
         if event.button == "confirm":
             self.alerts.clear()
-            return [Signal("confirm", t)]
+            signals = [Signal("confirm", t)]
+            if self.held is not None:
+                fields, self.held = self.held, None
+                signals += self._count(t, fields)
+            return signals
         if event.button == "new_deal":
             if self.deal is None:
                 return []
+            self.held = None
+            self.parked.clear()
+            self.guessed.clear()
             self.deal.abandoned = True
             number = self.deal.number
             return [Signal("abandon", t, {"deal": number})] + self._run(self.abandon)
@@ -601,6 +667,7 @@ class DealTracker:
             self.leftover = set()
         kind, who, value = deal.lines[-1]
         rest = deal.without_last()
+        self.held = None                # a held trick's last card taken back reopens the trick
         self.deal = rest if rest.lines else None      # a deal whose only line is taken back is gone
         self.rewind()
         self.last_trick = rest.tricks[-1] if rest.tricks else None
