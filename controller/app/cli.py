@@ -308,8 +308,8 @@ class OneLineParser(argparse.ArgumentParser):
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole parser; with ``command`` (one of the service's subcommands), only that
-    subcommand's own options are added, so ``run`` does not import what enroll, doctor or
-    club need to declare theirs (a restart is timed from process start, issue 10)."""
+    subcommand, so ``run`` does not import what enroll, doctor or club need to declare
+    their options (a restart is timed from process start, issue 10)."""
     parser = OneLineParser(
         prog="preftable", description="Smart card table for Preferans: tracks the whole game (auction, contracts, whisting, misère, raspasovka) and the pulka.",
         epilog="Every bad input gives one line on stderr and exit status 2. "
@@ -322,6 +322,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                 help="what to do (each has --help)")
     sub.required = True
 
+    if command is None:
+        _add_own_commands(sub)
+    extras = _extra_commands()
+    for name, extra in extras.items():
+        if command is None or command == name:
+            extra(sub)
+    for name, subparser in sub.choices.items():
+        _describe(subparser, name)
+    return parser
+
+
+def _add_own_commands(sub) -> None:
+    """replay, settle and diagram: the subcommands of this module."""
     p = sub.add_parser("replay", help="replay table events and print the deals, pulka and settlement")
     p.add_argument("events", help="table events (JSON Lines), e.g. a session's events.jsonl; - reads stdin")
     p.add_argument("--config", help="config file (TOML); default: the session's config.toml, else default rules")
@@ -340,14 +353,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="output file (.png/.svg/.pdf need graphviz; else Mermaid .mmd); "
                                           "standard output when omitted")
     p.set_defaults(func=cmd_diagram)
-
-    extras = _extra_commands()
-    for name, extra in extras.items():
-        if command is None or command == name:
-            extra(sub)
-    for name, subparser in sub.choices.items():
-        _describe(subparser, name)
-    return parser
 
 
 def _extra_commands() -> dict[str, Callable[[argparse._SubParsersAction], None]]:

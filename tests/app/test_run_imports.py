@@ -81,3 +81,25 @@ def test_run_with_a_web_section_loads_the_web_page(tmp_path):
     modules = modules_of_run(tmp_path, '[readers]\nbackend = "hub"\n[hub]\nport = "{port}"\n'
                                        '[web]\nlisten = "127.0.0.1:0"\n')
     assert "controller.app.web" in modules and "controller.app.mqtt" not in modules
+
+
+def test_a_service_command_parses_as_the_whole_parser_parses_it():
+    """``main`` builds only the named service command's parser: every example of each
+    command's help gives the same arguments as the whole parser gives."""
+    import shlex
+
+    from controller.app.cli import HELP, _command_of, build_parser
+    from controller.app.commands import REGISTER
+
+    whole = build_parser()
+    checked = 0
+    for name in REGISTER:
+        for example in HELP[name][1]:
+            argv = shlex.split(example.split("#")[0])[1:]
+            if not argv or argv[0] != name:
+                continue
+            assert _command_of(["-v"] + argv) == name
+            assert vars(build_parser(name).parse_args(argv)) == vars(whole.parse_args(argv))
+            checked += 1
+    assert checked >= len(REGISTER)
+    assert _command_of(["--help"]) is None and _command_of(["replay", "x"]) is None
