@@ -9,14 +9,22 @@ timed from process start to systemd's ``READY=1``; beside it, in the same run,
 deals with the journal, ready within 3x the bare import and VmHWM <= 40 MB.
 
     .venv/bin/python bench/bench_resume.py [--deals 1000 10000] [--runs 3] [--journal both]
+        [--fixtures DIR]
+
+``--fixtures DIR`` keeps each written session in ``DIR/<deals>-<code>/`` and reuses it on
+the next run (writing a 10,000-deal session takes a while; the start measured is the same);
+``<code>`` is a digest of the controller's sources, so a session is written again by
+changed code.
 """
 
 from __future__ import annotations
 
 import argparse
 import compileall
+import hashlib
 import os
 import socket
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,6 +49,22 @@ def write_fast(log_dir: Path, deals: int, deck) -> Path:
         return write_session(log_dir, deals, deck)
     finally:
         os.fsync = fsync
+
+
+def fixture(fixtures: Path | None, tmp: Path, deals: int, deck) -> Path:
+    """The log dir of a ``deals``-deal session under ``tmp``: written afresh, or copied from
+    ``fixtures/<deals>/`` (written there first when missing)."""
+    log_dir = tmp / "logs"
+    if fixtures is None:
+        write_fast(log_dir, deals, deck)
+        return log_dir
+    code = hashlib.sha256(b"".join(p.read_bytes() for p in sorted((ROOT / "controller").rglob("*.py"))))
+    kept = fixtures / f"{deals}-{code.hexdigest()[:12]}"
+    if not kept.is_dir():
+        write_fast(kept.with_suffix(".partial"), deals, deck)
+        kept.with_suffix(".partial").rename(kept)
+    shutil.copytree(kept, log_dir)
+    return log_dir
 
 
 def start_service(cfg: Path, log_dir: Path, deck_path: Path, sock_path: str, err: Path
@@ -94,6 +118,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--journal", choices=("both", "with", "without"), default="both",
                     help="measure with the journal, without it, or both (default)")
+    ap.add_argument("--fixtures", type=Path, default=None,
+                    help="keep the written sessions in this directory and reuse them")
     args = ap.parse_args()
     from firmware_bridge.emulator import HubEmulator
 
@@ -102,8 +128,8 @@ def main() -> None:
     for deals in args.deals:
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
-            log_dir = tmp / "logs"
-            folder = write_fast(log_dir, deals, deck)
+            log_dir = fixture(args.fixtures, tmp, deals, deck)
+            folder = next(p for p in log_dir.iterdir() if p.is_dir())
             size = (folder / "events.jsonl").stat().st_size
             deck_path = tmp / "deck.toml"
             deck_path.write_text(deck.to_toml())

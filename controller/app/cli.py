@@ -308,7 +308,10 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with ``command`` (one of the service's subcommands), only that
+    subcommand, so ``run`` does not import what enroll, doctor or club need to declare
+    their options (a restart is timed from process start, issue 10)."""
     parser = OneLineParser(
         prog="preftable", description="Smart card table for Preferans: tracks the whole game (auction, contracts, whisting, misère, raspasovka) and the pulka.",
         epilog="Every bad input gives one line on stderr and exit status 2. "
@@ -321,6 +324,19 @@ def build_parser() -> argparse.ArgumentParser:
                                 help="what to do (each has --help)")
     sub.required = True
 
+    if command is None:
+        _add_own_commands(sub)
+    extras = _extra_commands()
+    for name, extra in extras.items():
+        if command is None or command == name:
+            extra(sub)
+    for name, subparser in sub.choices.items():
+        _describe(subparser, name)
+    return parser
+
+
+def _add_own_commands(sub) -> None:
+    """replay, settle and diagram: the subcommands of this module."""
     p = sub.add_parser("replay", help="replay table events and print the deals, pulka and settlement")
     p.add_argument("events", help="table events (JSON Lines), e.g. a session's events.jsonl; - reads stdin")
     p.add_argument("--config", help="config file (TOML); default: the session's config.toml, else default rules")
@@ -340,22 +356,28 @@ def build_parser() -> argparse.ArgumentParser:
                                           "standard output when omitted")
     p.set_defaults(func=cmd_diagram)
 
-    for extra in _extra_commands():
-        extra(sub)
-    for name, command in sub.choices.items():
-        _describe(command, name)
-    return parser
 
-
-def _extra_commands() -> list[Callable[[argparse._SubParsersAction], None]]:
-    """Subcommands living outside this module (service, hub emulator)."""
+def _extra_commands() -> dict[str, Callable[[argparse._SubParsersAction], None]]:
+    """Subcommands living outside this module (service, hub emulator), by name."""
     from . import commands
     return commands.REGISTER
 
 
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The service subcommand ``argv`` names, if its first word after the global options
+    is one (else None: help, a typo or a built-in command get the whole parser)."""
+    for arg in argv:
+        if arg.startswith("-"):
+            if arg in ("-h", "--help", "--version"):
+                return None
+            continue            # -v, -vv, --verbose
+        return arg if arg in _extra_commands() else None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     level = logging.WARNING - 10 * min(args.verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")

@@ -196,4 +196,6 @@ def add_club(sub) -> None:
     add(sub)
 
 
-REGISTER: list = [add_run, add_demo, add_enroll, add_report, add_doctor, add_hub_emulator, add_club]
+# subcommand -> the function adding its parser (in the order ``preftable --help`` lists them)
+REGISTER: dict = {"run": add_run, "demo": add_demo, "enroll": add_enroll, "report": add_report,
+                  "doctor": add_doctor, "hub-emulator": add_hub_emulator, "club": add_club}

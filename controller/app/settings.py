@@ -49,7 +49,7 @@ class Settings:
         """The config of section ``name`` (its defaults when the file did not have it)."""
         found = self.sections.get(name)
         if found is None:
-            found = backends.section_modules()[name].parse({}, self.game)
+            found = backends.section_module(name).parse({}, self.game)
         return found
 
     @property
@@ -64,8 +64,7 @@ class Settings:
 
 def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None) -> Settings:
     """Validate a decoded config file as a whole."""
-    modules = backends.section_modules()
-    known = CORE_SECTIONS + tuple(modules)
+    known = CORE_SECTIONS + backends.section_names()
     for name in doc:
         if name not in known:
             raise ConfigError(f"{name}: unknown section (known: {', '.join(known)})", name)
@@ -74,6 +73,7 @@ def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None) -> Se
     readers = check_table(doc.get("readers", {}), "readers")
     check_known_keys(readers, "readers", ("backend",))
     backend = check_choice(readers.get("backend", "sim"), "readers.backend", tuple(backends.READERS))
+    modules = backends.section_modules(present=doc, backend=backend)
 
     log = check_table(doc.get("log", {}), "log")
     check_known_keys(log, "log", ("dir",))
@@ -88,7 +88,7 @@ def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None) -> Se
 
 def check_across_sections(settings: Settings) -> None:
     """The rules that span sections: each module's own ``check``, then every claimed GPIO pin once."""
-    modules = backends.section_modules()
+    modules = backends.section_modules(present=settings.present, backend=settings.backend)
     for mod in modules.values():
         check = getattr(mod, "check", None)
         if check is not None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 from ..core.cards import parse_card
 from ..core.config import GameConfig
@@ -90,11 +90,10 @@ def encode(state: BetweenDeals) -> dict:
             "events_seen": state.events_seen, "finished_after": state.finished_after}
 
 
-def _decode_raw(raw) -> DealRecord:
-    """An earlier journal line: bytes, or anything ``bytes()`` reads it from (a line left on disk).
-    A complete deal keeps its lines: ``undo`` reaches it again once the deals after it are taken
-    back (RULES-contracts.md "Mistakes at the table")."""
-    rec = json.loads(bytes(raw))["record"]
+def _decode_journal_record(line: bytes) -> DealRecord:
+    """An earlier journal line's record.  A complete deal keeps its lines: ``undo`` reaches it
+    again once the deals after it are taken back (RULES-contracts.md "Mistakes at the table")."""
+    rec = json.loads(line)["record"]
     record = decode_record(rec)
     if record.complete:
         record.lines = tuple(_record_lines(rec) or ()) or None
@@ -112,11 +111,16 @@ def decode(config: GameConfig, last: dict, events: int) -> BetweenDeals:
                         last.get("events_seen", events), last.get("finished_after"))
 
 
-def restore(config: GameConfig, deck: Deck | None, earlier: Iterable, last: dict | None
-            ) -> DealTracker:
-    """A tracker between deals as at journal object ``last``; ``earlier`` are the journal's
-    raw lines before it (one per ended deal, decoded only when needed)."""
+def restore(config: GameConfig, deck: Deck | None, earlier: Iterable, last: dict | None,
+            read: Callable[[Any], bytes] = bytes) -> DealTracker:
+    """A tracker between deals as at journal object ``last``; ``earlier`` stand for the
+    journal's lines before it (one per ended deal): ``read(item)`` gives an item's line,
+    read and decoded only when the tracker needs that deal."""
     if last is None:
         return DealTracker(config, deck)
     state = decode(config, last, last.get("events", 0))
-    return DealTracker.restore(config, deck, state, Records(earlier, _decode_raw))
+
+    def record(item) -> DealRecord:
+        return _decode_journal_record(read(item))
+
+    return DealTracker.restore(config, deck, state, Records(earlier, record))

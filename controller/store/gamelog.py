@@ -39,7 +39,6 @@ import json
 import logging
 import os
 import stat
-import zlib
 from collections import deque
 from datetime import datetime, timezone
 from pathlib import Path
@@ -92,23 +91,37 @@ def _take_checkpoint(tracker: DealTracker) -> dict:
     return checkpoints.encode(tracker.checkpoint())
 
 
-def _restore(game: GameConfig, deck: Deck | None, earlier: list, last: dict) -> DealTracker:
-    return checkpoints.restore(game, deck, earlier, last)
+class _JournalLines:
+    """The journal lines of the deals before the last checkpoint, by deal index: a line is
+    read from the journal only when the tracker needs that deal (a 10,000-deal session
+    resumes without holding, or decoding, its journal)."""
 
+    __slots__ = ("path", "starts", "ends")
 
-class _JournalLine:
-    """An earlier deal's journal line, read from the journal only when the tracker needs it
-    (a 10,000-deal session resumes without holding its journal in memory)."""
+    def __init__(self, path: Path, starts: list[int], ends: list[int]):
+        self.path, self.starts, self.ends = path, starts, ends
 
-    __slots__ = ("path", "offset", "length")
+    @classmethod
+    def of(cls, path: Path, entries: list[jr.Entry]) -> "_JournalLines":
+        return cls(path, [e.start for e in entries], [e.start + e.length for e in entries])
 
-    def __init__(self, path: Path, offset: int, length: int):
-        self.path, self.offset, self.length = path, offset, length
+    @classmethod
+    def before(cls, path: Path, tail: jr.Tail) -> "_JournalLines":
+        """Every line before the tail's last one (one per deal, in order)."""
+        starts = tail.starts
+        return cls(path, starts, [end - 1 for end in starts[1:]] + [tail.last.start - 1] if starts else [])
 
-    def __bytes__(self) -> bytes:
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def read(self, index: int) -> bytes:
         with open_read(self.path) as fh:
-            fh.seek(self.offset)
-            return fh.read(self.length)
+            fh.seek(self.starts[index])
+            return fh.read(self.ends[index] - self.starts[index])
+
+
+def _restore(game: GameConfig, deck: Deck | None, earlier: _JournalLines, last: dict) -> DealTracker:
+    return checkpoints.restore(game, deck, range(len(earlier)), last, read=earlier.read)
 
 
 def _is_regular(path: Path) -> bool:
@@ -131,7 +144,7 @@ class SessionLog:
         self.count = 0          # table events in it
         self.repairs: list[str] = []    # what the last resume repaired
         self._resuming = False
-        self._crc = 0           # CRC-32 of the events file's bytes (for the journal)
+        self._sums = jr.Checksums()     # of the events file's bytes (for the journal)
         self._pending = bytearray()     # lines not yet written (a full disk)
         self._pending_cps: list[tuple[int, int, float, dict]] = []
         self._sync_due = False
@@ -322,19 +335,22 @@ class SessionLog:
             raise SessionUnreadable(f"{self.events_path}: cannot read: {exc.strerror}") from None
         with fh:
             size = os.fstat(fh.fileno()).st_size
-            tracker, offset, count, last_t, crc = self._from_journal(game, deck, fh, size)
-            tracker = self._replay_tail(fh, size, tracker, offset, count, last_t, crc)
+            tracker, offset, count, last_t, sums = self._from_journal(game, deck, fh, size)
+            tracker = self._replay_tail(fh, size, tracker, offset, count, last_t, sums)
         if self.repairs:
             log.warning("%s: repaired on resume: %s", self.folder, "; ".join(self.repairs))
         return tracker, self.count, self._last_t
 
     def _from_journal(self, game, deck, fh, size):
         """The tracker at the journal's last line that fits the events, and where it stands."""
-        entries, length, rest, fit, crc = jr.verify_while_reading(self.journal, fh, size)
+        quick = self._from_tail(game, deck, fh, size)
+        if quick is not None:
+            return quick
+        entries, length, rest, fit, sums = jr.verify_while_reading(self.journal, fh, size)
         used = entries[:fit]
         if used and not self._segment_fits(fh, used):
             used, fit = used[:-1], fit - 1
-            crc = used[-1].crc if used else 0
+            sums = jr.checksums_of(fh, used[-1].offset) if used else jr.Checksums()
         tracker = None
         if used:
             lines = jr.chain(used)
@@ -342,11 +358,11 @@ class SessionLog:
             try:
                 if last.deal is not None and last.deal != len(lines):
                     raise ValueError(f"deal {last.deal} after {len(lines) - 1} deals")
-                earlier = [_JournalLine(self.checkpoints_path, e.start, e.length) for e in lines[:-1]]
+                earlier = _JournalLines.of(self.checkpoints_path, lines[:-1])
                 tracker = _restore(game, deck, earlier, self.journal.payload(last))
             except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
                 self.repairs.append(f"checkpoint journal unusable ({exc}): rebuilt from the events")
-                used, fit, crc = [], 0, 0
+                used, fit, sums = [], 0, jr.Checksums()
         if len(used) < len(entries) or rest:
             dropped = len(entries) - len(used) + rest
             if tracker is not None:
@@ -359,9 +375,24 @@ class SessionLog:
                 self.repairs.append(f"cannot cut the checkpoint journal ({exc.strerror})")
                 self._no_journal = True
         if tracker is None:
-            return DealTracker(game, deck), 0, 0, 0.0, 0
+            return DealTracker(game, deck), 0, 0, 0.0, jr.Checksums()
         last = used[-1]
-        return tracker, last.offset, last.events, last.t, crc
+        return tracker, last.offset, last.events, last.t, sums
+
+    def _from_tail(self, game, deck, fh, size):
+        """The quick way (:func:`~controller.store.journal.verify_last`): the tracker at the
+        journal's last line when it and every line before it fit, else None."""
+        tail = jr.verify_last(self.journal, fh, size)
+        if tail is None or not self._segment_fits(fh, [e for e in (tail.before, tail.last) if e]):
+            return None
+        try:
+            tracker = _restore(game, deck, _JournalLines.before(self.checkpoints_path, tail),
+                               self.journal.payload(tail.last))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            return None         # the slower way says what is wrong and rebuilds
+        self.journal.known(tail.journal)
+        last = tail.last
+        return tracker, last.offset, last.events, last.t, tail.sums
 
     @staticmethod
     def _segment_fits(fh, used: list[jr.Entry]) -> bool:
@@ -372,7 +403,7 @@ class SessionLog:
         return before + jr.count_events(segment) == last.events
 
     def _replay_tail(self, fh, size: int, tracker: DealTracker, offset: int, count: int,
-                     last_t: float, crc: int) -> DealTracker:
+                     last_t: float, sums: jr.Checksums) -> DealTracker:
         """Feed the events after ``offset``, checking that each group of lines is what the
         tracker derives, and repair what is not (see the module)."""
         zones = tuple(tracker.zones)
@@ -383,9 +414,10 @@ class SessionLog:
         damaged_at, lost, nul = None, 0, 0
         pos = offset
 
-        def checkpoint_at(end: int, crc_at: int) -> None:
+        def checkpoint_at(end: int) -> None:
             nonlocal pending_cp
-            journal.extend(jr.encode(end, count, last_t, crc_at, pending_cp))
+            if not self._no_journal:
+                journal.extend(self.journal.line(end, count, last_t, sums, pending_cp))
             pending_cp = None
 
         fh.seek(offset)
@@ -393,16 +425,16 @@ class SessionLog:
             if salvage is None:
                 if owed and raw == owed[0]:
                     owed.popleft()
-                    crc = zlib.crc32(raw + b"\n", crc)
+                    sums.add(raw + b"\n")
                     pos = start + n
                     if not owed and pending_cp is not None:
-                        checkpoint_at(pos, crc)
+                        checkpoint_at(pos)
                     continue
                 event = None if owed or raw is None else self._event(raw, zones, last_t)
                 if event is not None:
                     signals = tracker.feed(event)
                     count, last_t = count + 1, event.t
-                    crc = zlib.crc32(raw + b"\n", crc)
+                    sums.add(raw + b"\n")
                     pos = start + n
                     owed = deque(_dumps(s.to_dict())[:-1] for s in signals)
                     if any(s.kind == "deal" for s in signals) and tracker.deal is None:
@@ -416,12 +448,12 @@ class SessionLog:
                 missing = b"".join(line + b"\n" for line in owed)
                 if missing:
                     salvage.write(missing)
-                    crc = zlib.crc32(missing, crc)
+                    sums.add(missing)
                     pos += len(missing)
                     self.repairs.append(f"wrote {len(owed)} missing derived lines")
                     owed.clear()
                 if pending_cp is not None:
-                    checkpoint_at(pos, crc)
+                    checkpoint_at(pos)
             if raw is None:
                 lost += 1
                 continue
@@ -436,11 +468,11 @@ class SessionLog:
             count, last_t = count + 1, event.t
             data = _group(event, signals)
             salvage.write(data)
-            crc = zlib.crc32(data, crc)
+            sums.add(data)
             pos += len(data)
             if any(s.kind == "deal" for s in signals) and tracker.deal is None:
                 pending_cp = _take_checkpoint(tracker)
-                checkpoint_at(pos, crc)
+                checkpoint_at(pos)
 
         self.count, self._last_t = count, last_t
         if salvage is not None:
@@ -449,23 +481,27 @@ class SessionLog:
             self.repairs.append(f"from byte {damaged_at} on, {what} dropped and the log rewritten "
                                 f"from its readable events" + (f", the old bytes kept in {DAMAGED}"
                                                                if ok else " (not possible now)"))
-            self.size, self._crc = (pos, crc) if ok else (size, 0)
+            self.size, self._sums = (pos, sums) if ok else (size, jr.Checksums())
             if not ok:
                 self._no_journal = True
         else:
-            self.size, self._crc = pos, crc
+            self.size, self._sums = pos, sums
             if owed:                    # a torn group: its derived lines were never written
                 self.repairs.append(f"wrote {len(owed)} missing derived lines of the last event")
                 self._queue(b"".join(line + b"\n" for line in owed), sync=True)
                 if pending_cp is not None:
                     self._pending_cps.append((len(self._pending), count, last_t, pending_cp))
                 self._flush()
-        if journal and not self._no_journal:
+        if journal:
             self._write_journal(journal, sync=True)
         return tracker
 
     def _write_journal(self, lines: bytearray, sync: bool) -> None:
-        """Append rebuilt journal lines (and forget them); a failure only costs a longer resume."""
+        """Append journal lines (and forget them); a failure only costs a longer resume."""
+        if self._no_journal:
+            self.journal.forget()
+            lines.clear()
+            return
         try:
             self.journal.append(bytes(lines), sync=sync)
         except OSError as exc:
@@ -574,15 +610,16 @@ class SessionLog:
         self._pending, self._pending_cps, self._sync_due = bytearray(), [], False
         lines, done = bytearray(), 0
         for end, events, t, payload in cps:
-            self._crc = zlib.crc32(data[done:end], self._crc)
+            self._sums.add(data[done:end])
             done = end
-            lines += jr.encode(self.size + end, events, t, self._crc, payload)
-        self._crc = zlib.crc32(data[done:], self._crc)
+            if not self._no_journal:        # derived data: the events alone are enough
+                lines += self.journal.line(self.size + end, events, t, self._sums, payload)
+        self._sums.add(data[done:])
         self.size += len(data)
         if self._failing is not None:
             log.warning("%s: written again after '%s'", self.events_path, self._failing)
             self._failing = None
-        if lines and not self._no_journal:     # derived data: the events alone are enough
+        if lines:
             self._write_journal(lines, sync=True)
         return True
 

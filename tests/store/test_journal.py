@@ -117,3 +117,136 @@ def test_a_checkpoint_that_cannot_be_restored_is_rebuilt_once(tmp_path, caplog):
     caplog.clear()
     tracker, _, _ = SessionLog(session.folder).resume(GAME, None)
     assert tracker.summary() == played.summary() and store_warnings(caplog) == []
+
+
+# --- the quick way (issue 10, resume speed): the last line checked, the earlier ones vouched for
+
+
+def _no_full_check(monkeypatch):
+    """Make the full, line-by-line check fail the test if a resume takes it."""
+    from controller.store import journal
+
+    def refused(*args, **kw):
+        raise AssertionError("the resume read every journal line")
+
+    monkeypatch.setattr(journal, "verify_while_reading", refused)
+
+
+def test_a_resume_decodes_only_the_journals_last_lines(tmp_path, monkeypatch, caplog):
+    from controller.store import journal
+
+    session, played = new_session(tmp_path, 12)
+    decoded = []
+    real = journal.decode
+    monkeypatch.setattr(journal, "decode", lambda raw, start: decoded.append(start) or real(raw, start))
+    _no_full_check(monkeypatch)
+    caplog.set_level(logging.WARNING)
+    resumed = SessionLog(session.folder)
+    tracker, count, _ = resumed.resume(GAME, None)
+    assert len(decoded) == 2                            # the last line and the one before it
+    assert count == table_lines(session.events_path)
+    assert tracker.summary() == played.summary()        # every earlier deal read from its line
+    assert store_warnings(caplog) == []
+    consistent(resumed, tracker)
+
+
+def _as_older_journal(path) -> None:
+    """Rewrite a journal as the code before xxh3/jxxh3 wrote it."""
+    from controller.store.journal import encode
+
+    lines = []
+    for raw in path.read_bytes().splitlines():
+        obj = json.loads(raw)
+        head = [obj.pop(key) for key in ("offset", "events", "t", "crc")]
+        for key in ("xxh3", "jxxh3", "check"):
+            del obj[key]
+        lines.append(encode(*head, obj))
+    path.write_bytes(b"".join(lines))
+
+
+def test_a_journal_written_before_xxh3_resumes_and_then_goes_the_quick_way(tmp_path, monkeypatch, caplog):
+    stream = events(12)
+    played = DealTracker(GAME)
+    cut = next(i for i, e in enumerate(stream)
+               if any(s.kind == "deal" for s in played.feed(e)) and len(played.records) == 6) + 1
+    session = SessionLog.create(tmp_path, GAME, None)
+    play(session, DealTracker(GAME), stream[:cut])
+    session.close()
+    _as_older_journal(session.checkpoints_path)
+    older = session.checkpoints_path.read_bytes()
+    assert b'"xxh3"' not in older
+    caplog.set_level(logging.WARNING)
+    resumed = SessionLog(session.folder)
+    tracker, _, last_t = resumed.resume(GAME, None)
+    assert tracker.summary() == played.summary() and store_warnings(caplog) == []
+    assert session.checkpoints_path.read_bytes() == older       # believed as it is, not rebuilt
+    play(resumed, tracker, stream[cut:])                        # new lines carry xxh3 and jxxh3
+    resumed.close()
+    newer = session.checkpoints_path.read_bytes()
+    assert newer.startswith(older) and b'"jxxh3"' in newer[len(older):]
+    _no_full_check(monkeypatch)
+    again = SessionLog(session.folder)
+    tracker, count, _ = again.resume(GAME, None)
+    assert count == table_lines(session.events_path)
+    consistent(again, tracker)
+    assert store_warnings(caplog) == []
+
+
+def test_an_edited_earlier_line_sends_the_resume_the_full_way_and_is_rebuilt(tmp_path, caplog):
+    session, played = new_session(tmp_path, 8)
+    before = session.checkpoints_path.read_bytes()
+    lines = before.splitlines(keepends=True)
+    # deal 3's record: its writes edited, the line still JSON (its own check no longer fits)
+    lines[2] = lines[2].replace(b'"number":3', b'"number":3 ', 1)
+    session.checkpoints_path.write_bytes(b"".join(lines))
+    caplog.set_level(logging.WARNING)
+    tracker, _, _ = SessionLog(session.folder).resume(GAME, None)
+    assert tracker.summary() == played.summary()
+    assert len(store_warnings(caplog)) == 1
+    assert session.checkpoints_path.read_bytes() == before      # rebuilt from the events
+
+
+def test_a_forged_earlier_line_with_its_own_check_is_not_vouched_for(tmp_path, monkeypatch):
+    """A line re-encoded whole (its check recomputed) with another record: the last line's
+    jxxh3 no longer fits, so the resume does not take the earlier lines on trust."""
+    from controller.store import journal
+
+    session, played = new_session(tmp_path, 6)
+    lines = session.checkpoints_path.read_bytes().splitlines(keepends=True)
+    obj = json.loads(lines[1])
+    head = [obj.pop(key) for key in ("offset", "events", "t", "crc", "xxh3", "jxxh3")]
+    del obj["check"]
+    obj["record"]["dealer"] = "seat3" if obj["record"]["dealer"] != "seat3" else "seat2"
+    lines[1] = journal.encode(*head[:4], obj, *head[4:])
+    session.checkpoints_path.write_bytes(b"".join(lines))
+    quick = []
+    real = journal.verify_last
+    monkeypatch.setattr(journal, "verify_last", lambda *a: quick.append(real(*a)) or quick[-1])
+    SessionLog(session.folder).resume(GAME, None)
+    assert quick == [None]
+
+
+def test_a_deal_ended_again_after_undo_resumes_the_full_way(tmp_path, caplog):
+    from dataclasses import replace
+
+    from controller.core.events import TableEvent
+
+    stream = events(3)
+    tracker = DealTracker(GAME)
+    end = next(i for i, e in enumerate(stream)
+               if any(s.kind == "deal" for s in tracker.feed(e)) and len(tracker.records) == 2)
+    last = stream[end]
+    again = [TableEvent(last.t, "button", button="undo"), replace(last, event="removed", t=last.t + 0.5),
+             replace(last, t=last.t + 1.0)]
+    stream = stream[:end + 1] + again + [replace(e, t=e.t + 1.0) for e in stream[end + 1:]]
+    session = SessionLog.create(tmp_path, GAME, None)
+    played = DealTracker(GAME)
+    play(session, played, stream)
+    session.close()
+    numbers = [json.loads(line)["record"]["number"] for line in session.checkpoints_path.read_bytes().splitlines()]
+    assert numbers == [1, 2, 2, 3]
+    caplog.set_level(logging.WARNING)
+    resumed = SessionLog(session.folder)
+    tracker, _, _ = resumed.resume(GAME, None)
+    assert tracker.summary() == played.summary() and store_warnings(caplog) == []
+    consistent(resumed, tracker)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 # reader backend name ([readers] backend = NAME) -> module; the module owns the section of that name
 READERS: dict[str, str] = {
@@ -42,6 +42,18 @@ OUTPUTS: dict[str, str] = {
 }
 
 
+# output sections that build nothing unless the config file has them: their modules (and what
+# those import: the web page's PIN and server, the MQTT client) are not loaded otherwise, so a
+# table without [web]/[mqtt] restarts without them (issue 10: start to ready)
+ONLY_WHEN_CONFIGURED = frozenset({"web", "mqtt"})
+
+
+def section_names() -> tuple[str, ...]:
+    """Every registered section, readers first, without importing a module (each module's
+    ``SECTION`` is the name it is registered under)."""
+    return tuple(READERS) + tuple(OUTPUTS)
+
+
 def module(dotted: str) -> ModuleType:
     return importlib.import_module(dotted)
 
@@ -50,21 +62,39 @@ def reader(name: str) -> ModuleType:
     return module(READERS[name])
 
 
-def section_modules() -> dict[str, ModuleType]:
-    """Every registered section's module, readers first (the order checks and doctor run in)."""
+def section_modules(present: Iterable[str] | None = None, backend: str | None = None
+                    ) -> dict[str, ModuleType]:
+    """Every registered section's module, readers first (the order checks and doctor run in).
+
+    With ``present`` (the sections a config file has) and ``backend`` (the reader it
+    chose), the sections that cannot matter are left out and not imported: another
+    reader's that the file lacks (its defaults claim nothing), and the
+    :data:`ONLY_WHEN_CONFIGURED` ones it lacks.
+    """
+    present = None if present is None else frozenset(present)
     out = {}
     for table in (READERS, OUTPUTS):
-        for dotted in table.values():
+        for name, dotted in table.items():
+            if present is not None and name not in present and (
+                    name in ONLY_WHEN_CONFIGURED or (table is READERS and name != backend)):
+                continue
             mod = module(dotted)
             out[mod.SECTION] = mod
     return out
 
 
+def section_module(name: str) -> ModuleType:
+    """The module owning section ``name`` (KeyError when none does)."""
+    return module(READERS[name] if name in READERS else OUTPUTS[name])
+
+
 def build_outputs(ctx: "RunContext") -> list:
     """Every output the settings ask for: the reader backend's own (the hub's LEDs),
-    then each registered output section's."""
+    then each registered output section's (those of :data:`ONLY_WHEN_CONFIGURED` only
+    when the config has their section)."""
     settings = ctx.settings
-    mods = [reader(settings.backend)] + [module(dotted) for dotted in OUTPUTS.values()]
+    mods = [reader(settings.backend)] + [module(dotted) for name, dotted in OUTPUTS.items()
+                                         if name not in ONLY_WHEN_CONFIGURED or name in settings.present]
     outs: list = []
     for mod in mods:
         make = getattr(mod, "outputs", None)
