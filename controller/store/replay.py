@@ -18,7 +18,7 @@ from typing import BinaryIO, Callable, Iterator
 from ..core.config import GameConfig
 from ..core.deck import Deck
 from ..core.errors import EventError, LogError
-from ..core.events import ErrorSink, TableEvent, read_events
+from ..core.events import ErrorSink, TableEvent, numbered_events, read_events
 from ..core.tracker import DealTracker, Signal
 from .lines import MAX_LINE, read_lines
 
@@ -89,21 +89,15 @@ def replay_file(path: str | Path, config: GameConfig, deck: Deck | None = None,
     ``on_signals(line_number, signals)`` with what each event's line made the tracker say.
     """
     tracker = DealTracker(config, deck)
-    line_number = [0]
-
-    def numbered(lines: Iterator[str]) -> Iterator[str]:
-        # read_events takes one line at a time, so when it yields an event the
-        # last line taken is that event's own
-        for line_number[0], line in enumerate(lines, start=1):
-            yield line
-
+    feed = tracker.feed
     with open_events(path) as fh:
         try:
-            lines = numbered(stream_lines(fh, on_error))
-            for n, event in enumerate(read_events(lines, tuple(tracker.zones), on_error), start=1):
-                signals = tracker.feed(event)
+            lines = stream_lines(fh, on_error)
+            events = numbered_events(lines, tuple(tracker.zones), on_error)
+            for n, (line_number, event) in enumerate(events, start=1):
+                signals = feed(event)
                 if on_signals is not None and signals:
-                    on_signals(line_number[0], signals)
+                    on_signals(line_number, signals)
                 if progress is not None and n % 10_000 == 0:
                     progress(n, len(tracker.records))
         except OSError as exc:
