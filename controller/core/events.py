@@ -229,6 +229,12 @@ ErrorSink = Callable[[int, str], None]
 # refuse sends the line to the slow path, which reports it.
 _CARD_LINE = re.compile(r'\{"t": ((?:0|[1-9][0-9]{0,12})(?:\.[0-9]{1,20})?), "zone": "([a-z0-9]{1,12})", '
                         r'"event": "(placed|removed)", "(card|uid)": "([0-9A-Za-z]{1,40})"\}')
+# The same for a button or a contract control line exactly as to_json writes it: t, event,
+# the seat when there is one, then the one value field.  The value goes through the slow
+# path's own check (_control_value), and anything it or this pattern refuses -- a value
+# field that is not the event's, an unknown seat, a button with a seat -- takes the slow path.
+_CONTROL_LINE = re.compile(r'\{"t": ((?:0|[1-9][0-9]{0,12})(?:\.[0-9]{1,20})?), "event": "([a-z_]{1,12})", '
+                           r'(?:"seat": "([a-z0-9]{1,12})", )?"([a-z]{1,8})": "([0-9a-z_]{1,12})"\}')
 _decoder = json.JSONDecoder()
 
 
@@ -254,7 +260,33 @@ def _fast_event(text: str, zones: frozenset[str], cards: dict[str, Card]) -> Tab
     return TableEvent(t, kind, zone, uid=normalise_uid(value)) if set(value) <= _HEX else None
 
 
+def _fast_control(text: str, zones: frozenset[str]) -> TableEvent | None:
+    """The event of a well-formed button or control line (see _CONTROL_LINE), or None."""
+    m = _control_line(text)
+    if m is None:
+        return None
+    t_text, kind, seat, field_name, value = m.groups()
+    t = float(t_text)
+    if t > MAX_T:
+        return None
+    if kind == BUTTON:
+        if field_name != BUTTON or seat is not None or value not in BUTTONS:
+            return None
+        return TableEvent(t, BUTTON, button=value)
+    if field_name != VALUE_FIELD.get(kind):
+        return None
+    if kind == WHIST_MODE:
+        seat = None                     # allowed and ignored, as on the slow path
+    elif seat not in zones or not seat.startswith("seat"):
+        return None
+    try:
+        return TableEvent(t, kind, seat=seat, call=_control_value(kind, value))
+    except EventError:
+        return None
+
+
 _card_line = _CARD_LINE.fullmatch
+_control_line = _CONTROL_LINE.fullmatch
 _CARD_CODES = {str(card): card for card in DECK}     # the spelling to_json writes, known from the start
 
 
@@ -282,13 +314,13 @@ def numbered_events(lines: Iterable[str], zones: Iterable[str],
         number += 1
         # the common line is already bare (the stream reader drops the newline), so the
         # fast path is tried on it before any stripping
-        event = _fast_event(line, zone_set, cards)
+        event = _fast_event(line, zone_set, cards) or _fast_control(line, zone_set)
         if event is None:
             text = line.strip()
             if not text:
                 continue
             if text is not line:
-                event = _fast_event(text, zone_set, cards)
+                event = _fast_event(text, zone_set, cards) or _fast_control(text, zone_set)
         else:
             text = line
         if event is not None:
