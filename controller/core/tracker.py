@@ -91,7 +91,7 @@ _MESSAGES = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Signal:
     """Something the tracker decided; ``kind`` plus fields.  Becomes a derived log line."""
 
@@ -99,8 +99,18 @@ class Signal:
     t: float
     data: dict = field(default_factory=dict)
 
+    def __init__(self, kind: str, t: float, data: dict | None = None):
+        # the slots' own setters: a frozen dataclass's generated __init__ goes through
+        # object.__setattr__, and a card played makes one or two signals
+        _SET_KIND(self, kind)
+        _SET_T(self, t)
+        _SET_DATA(self, {} if data is None else data)
+
     def to_dict(self) -> dict:
         return {"t": self.t, "kind": self.kind, **self.data}
+
+
+_SET_KIND, _SET_T, _SET_DATA = Signal.kind.__set__, Signal.t.__set__, Signal.data.__set__
 
 
 @dataclass
