@@ -31,7 +31,7 @@ from transitions import Machine
 
 from .cards import Card, zone_names
 from .config import GameConfig
-from .deal import (AUCTION, CONTRACT_PHASE, KIND_RASPASOVKA, PLAYING, PRIKUP, WHISTING, Deal, Trick, CARD)
+from .deal import (AUCTION, CARD, CODES, CONTRACT_PHASE, KIND_RASPASOVKA, PLAYING, PRIKUP, WHISTING, Deal, Trick)
 from .deck import Deck
 from .events import BID, BUTTON, CONTRACT, MISERE, PLACED, VALUE_FIELD, WHIST, TableEvent
 from .bidding import MISERE_DEAL, contract_refusal
@@ -473,7 +473,7 @@ class DealTracker:
         deal = self.deal
         leading = not deal.current
         trick, revoke = deal.play(zone, card)
-        signals = [Signal("play", t, {"deal": deal.number, "zone": zone, "card": str(card)})]
+        signals = [Signal("play", t, {"deal": deal.number, "zone": zone, "card": CODES[card]})]
         if revoke is not None:
             signals += self._signal_mistake(t, {"type": REVOKE, "zone": zone, "card": str(card),
                                                 "suit": revoke.suit})

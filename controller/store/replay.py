@@ -94,12 +94,13 @@ def replay_file(path: str | Path, config: GameConfig, deck: Deck | None = None,
         try:
             lines = stream_lines(fh, on_error)
             events = numbered_events(lines, tuple(tracker.zones), on_error)
-            for n, (line_number, event) in enumerate(events, start=1):
+            for line_number, event in events:
                 signals = feed(event)
-                if on_signals is not None and signals:
+                if signals and on_signals is not None:
                     on_signals(line_number, signals)
-                if progress is not None and n % 10_000 == 0:
-                    progress(n, len(tracker.records))
+                # the tracker counts the events it was fed: the progress needs no counter of its own
+                if progress is not None and tracker.events_seen % 10_000 == 0:
+                    progress(tracker.events_seen, len(tracker.records))
         except OSError as exc:
             raise LogError(f"{path}: cannot read: {exc.strerror}") from None
     return tracker
