@@ -443,14 +443,18 @@ class Reader:
 
         Raises :class:`ReaderFault` if the chip stopped answering.
         """
+        uid = self._read_released()
+        self._last = uid
+        return None if uid is None else uid.hex().upper()
+
+    def _read_released(self) -> bytes | None:
+        """One read, and the tag that answered put back to sleep (HALT) whatever happened."""
         self._answered = False
         try:
-            uid = self._read()
+            return self._read()
         finally:
             if self._answered:
                 self._release()
-        self._last = uid
-        return None if uid is None else uid.hex().upper()
 
     def _read(self) -> bytes | None:
         atqa = self._transceive(b"\x52", last_bits=7, expect=2, collisions=True)   # WUPA: wakes halted tags
@@ -501,12 +505,7 @@ class Reader:
         self._last = None                             # no fast path: anticollision from the start
         while todo and len(found) < MAX_STACK:
             self._choices, self._taken = todo.pop(0), []
-            self._answered = False
-            try:
-                uid = self._read()
-            finally:
-                if self._answered:
-                    self._release()
+            uid = self._read_released()
             taken = self._taken
             self._choices = self._taken = None
             if uid is None:

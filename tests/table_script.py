@@ -118,6 +118,24 @@ DEAL_A_WINNERS = ["seat3", "seat1", "seat1", "seat3", "seat2", "seat1", "seat3",
 DEAL_A_TAKEN = {"seat1": 3, "seat2": 3, "seat3": 4}
 
 
+def event_lines(tricks=DEAL_A) -> list[str]:
+    """A table event file's lines (FORMATS.md) for these tricks: each trick's cards laid a
+    second apart, then lifted."""
+    import json
+
+    lines, t = [], 0.0
+    for trick in tricks:
+        for play in trick:
+            zone, card = play.split(":")
+            t += 1
+            lines.append(json.dumps({"t": t, "zone": zone, "event": "placed", "card": card}))
+        for play in trick:
+            zone, card = play.split(":")
+            t += 0.1
+            lines.append(json.dumps({"t": t, "zone": zone, "event": "removed", "card": card}))
+    return lines
+
+
 def rotate_deal(tricks, mapping: dict[str, str]):
     """DEAL_A with seats renamed (e.g. to deal it from another dealer)."""
     return [tuple(f"{mapping.get(p.split(':')[0], p.split(':')[0])}:{p.split(':')[1]}" for p in trick)

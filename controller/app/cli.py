@@ -308,7 +308,7 @@ class OneLineParser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
-        prog="preftable", description="Smart card table for Preferans: tracks raspasovka deals.",
+        prog="preftable", description="Smart card table for Preferans: tracks the whole game (auction, contracts, whisting, misère, raspasovka) and the pulka.",
         epilog="Every bad input gives one line on stderr and exit status 2. "
                "`preftable COMMAND --help` shows a command's options, examples and exit statuses.")
     parser.add_argument("--version", action="version", version=f"preftable {__version__}",

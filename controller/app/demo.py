@@ -51,7 +51,8 @@ LEGEND = "\u25b6 to play  \u2605 took the last trick  ! mistake awaiting confirm
 _MISTAKE_WORDS = {"out_of_turn": "played out of turn", "same_card": "laid a card already played",
                   "unknown_tag": "laid an unknown tag", "table_not_clear": "laid a card before the table was clear",
                   "revoke": "revoked (did not follow suit)",
-                  "order_guessed": "laid a card whose order the hub link could not know (check it)"}
+                  "order_guessed": ("laid a card whose order the hub link could not know: "
+                                    "check the trick and press confirm to count it")}
 
 
 def mistake_text(alert: dict, label: Callable[[str], str]) -> str:

@@ -97,15 +97,20 @@ class TableSimulator:
         for _ in range(count):
             yield from self.deal()
 
-    def deal(self) -> Iterator[TableEvent]:
-        """The events of one complete deal (the cards are cleared at its end)."""
+    def _dealt(self) -> tuple[Deal, dict[str, list[Card]], list[Card]]:
+        """The next deal of the series (:func:`next_deal`), shuffled and dealt: (deal, hands,
+        the two cards of the prikup or talon)."""
         self.number += 1
         dealer, step = next_deal(self.config, self.last)
         deal = Deal(self.number, dealer, self.rules.progression[step], step, self.players, self.rules)
         cards = list(DECK)
         self.rng.shuffle(cards)
         hands = {seat: cards[i * 10:(i + 1) * 10] for i, seat in enumerate(deal.active)}
-        prikup = cards[30:32]
+        return deal, hands, cards[30:32]
+
+    def deal(self) -> Iterator[TableEvent]:
+        """The events of one complete deal (the cards are cleared at its end)."""
+        deal, hands, prikup = self._dealt()
         yield from self._play(deal, hands, prikup, self._choose)
         self.t = round(self.t + self.gather_s, 3)      # gathering and shuffling
         self.last = _Ended(deal.dealer, deal.step, False, deal.kind_name)
@@ -321,13 +326,7 @@ class BiddingSimulator(TableSimulator):
 
     def deal(self) -> Iterator[TableEvent]:
         """The events of one whole deal, from its first bid until the table is cleared."""
-        self.number += 1
-        dealer, step = next_deal(self.config, self.last)
-        deal = Deal(self.number, dealer, self.rules.progression[step], step, self.players, self.rules)
-        cards = list(DECK)
-        self.rng.shuffle(cards)
-        hands = {seat: cards[i * 10:(i + 1) * 10] for i, seat in enumerate(deal.active)}
-        talon = cards[30:32]
+        deal, hands, talon = self._dealt()
         yield from self._auction(deal, hands)
         b = deal.bidding
         if deal.kind_name != KIND_RASPASOVKA:

@@ -1,4 +1,10 @@
-"""Readable text renderings of summaries and settlements (for the terminal)."""
+"""Readable text renderings of summaries and settlements (for the terminal).
+
+The summary is FORMATS.md's JSON; a session with the contract rules adds
+FORMATS-contracts.md's fields (each deal's kind, contract, whisters, outcome,
+help; the pulya target and the deal after which the pulka closed), and the
+text then says them too.  A raspasovka-only summary renders as before.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +31,7 @@ def summary_text(summary: dict, names: Mapping[str, str] | None = None) -> str:
     out.append(head + "  note")
     out.append("-" * len(head + "  note"))
     for d in summary["deals"]:
-        note = []
+        note = [] if "kind" not in d else [deal_kind_text(d, label)]
         if d["revoke"]:
             note.append(f"revoke by {label.get(d['revoke'], d['revoke'])}")
         if not d["complete"]:
@@ -38,10 +44,41 @@ def summary_text(summary: dict, names: Mapping[str, str] | None = None) -> str:
         p = pulka[s]
         whists = ", ".join(f"{label.get(o, o)} {_fmt(v)}" for o, v in p["whists"].items())
         out.append(f"{label[s]:<{width}}  {_fmt(p['pulya']):>7}  {_fmt(p['gora']):>7}  {whists}")
+    if "pulya_target" in summary:
+        target = summary["pulya_target"]
+        closed = summary.get("finished_after_deal")
+        out.append(f"pulya target: {target if target is not None else 'none'}"
+                   + (f"; the pulka closed after deal {closed}" if closed is not None else ""))
     if "settlement" in summary:
         out.append("")
         out.append(settlement_text(summary["settlement"], names).rstrip("\n"))
     return "\n".join(out) + "\n"
+
+
+def deal_kind_text(deal: Mapping, label: Mapping[str, str]) -> str:
+    """What a contract-rules deal was, as players say it: ``P2 7c failed (whist P3, P1)``,
+    ``raspasovka``, ``unplayed: passed``, with the help written after it."""
+    kind = deal.get("kind")
+    name = lambda seat: label.get(seat, seat)
+    if kind is None:
+        text = "auction not ended"
+    elif kind == "raspasovka":
+        text = "raspasovka"
+    elif deal.get("game") is None:          # stopped between the auction and the contract line
+        text = f"{name(deal['declarer'])} won the auction, no contract line"
+    elif kind == "unplayed":
+        text = f"{name(deal['declarer'])} {deal['game']}: unplayed, {(deal.get('outcome') or '').replace('_', ' ')}"
+    else:
+        text = f"{name(deal['declarer'])} {deal['game']}"
+        if deal.get("outcome"):
+            text += f" {deal['outcome']}"
+        if deal.get("whisters"):
+            text += f" (whist {', '.join(name(w) for w in deal['whisters'])}"
+            text += f", {deal['whist_mode']})" if deal.get("whist_mode") else ")"
+    for h in deal.get("help") or ():
+        to = name(h["to"]) if h["to"] is not None else "own gora"
+        text += f"; help {name(h['from'])} -> {to} {_fmt(h['points'])}"
+    return text
 
 
 def settlement_text(settlement: dict, names: Mapping[str, str] | None = None) -> str:

@@ -44,8 +44,11 @@ logging.getLogger("transitions").setLevel(logging.WARNING)
 IDLE = "idle"
 # The play phase is two states: waiting for a trick's lead, and for the next card of an open trick.
 LEAD, FOLLOW = "lead", "follow"
-STATES = [IDLE, AUCTION, CONTRACT_PHASE, WHISTING, LEAD, FOLLOW]
-_IN_DEAL = [AUCTION, CONTRACT_PHASE, WHISTING, LEAD, FOLLOW]
+# A trick holding a card whose order the hub link could only guess waits here for `confirm`
+# before it is counted (PROTOCOL.md: "waits for confirm before it counts the trick").
+HELD = "held"
+STATES = [IDLE, AUCTION, CONTRACT_PHASE, WHISTING, LEAD, FOLLOW, HELD]
+_IN_DEAL = [AUCTION, CONTRACT_PHASE, WHISTING, LEAD, FOLLOW, HELD]
 TRANSITIONS = [
     {"trigger": "open_auction", "source": IDLE, "dest": AUCTION},           # the first hand's first bid
     {"trigger": "start_deal", "source": IDLE, "dest": LEAD},                # the first card (no bidding)
@@ -61,8 +64,10 @@ TRANSITIONS = [
     {"trigger": "whisted", "source": WHISTING, "dest": IDLE, "conditions": "deal_over",
      "after": ["_whisting_decided", "_end_deal"]},                          # both pass, half-whist
     {"trigger": "lead_card", "source": LEAD, "dest": FOLLOW},
-    {"trigger": "close_trick", "source": FOLLOW, "dest": LEAD},
-    {"trigger": "finish_deal", "source": FOLLOW, "dest": IDLE, "after": "_end_deal"},   # the 10th trick
+    {"trigger": "hold_trick", "source": FOLLOW, "dest": HELD},              # a guessed order in it
+    # a trick is counted when its last card comes, or on `confirm` if it was held
+    {"trigger": "close_trick", "source": [FOLLOW, HELD], "dest": LEAD},
+    {"trigger": "finish_deal", "source": [FOLLOW, HELD], "dest": IDLE, "after": "_end_deal"},  # the 10th
     {"trigger": "abandon", "source": _IN_DEAL, "dest": IDLE, "after": "_end_deal"},
 ] + [
     # undo: back to whatever phase the remaining lines leave (possibly the previous deal's)
@@ -117,8 +122,10 @@ _SET_KIND, _SET_T, _SET_DATA = Signal.kind.__set__, Signal.t.__set__, Signal.dat
 class DealRecord:
     """A deal that ended (complete or abandoned): its summary entry and what it wrote.
 
-    ``deal`` (the accepted lines) is kept for the most recent record only, which
-    ``undo`` may reopen; older records are plain data, as restored from a checkpoint.
+    ``deal`` is kept for the most recent record only, which ``undo`` may reopen; an older
+    complete record keeps just its accepted ``lines``, so that once the deals after it are
+    taken back it is "the deal just finished" again (RULES-contracts.md: "`undo` may reach
+    back into the previous deal once the current deal's only line was taken back").
     """
 
     number: int
@@ -132,6 +139,7 @@ class DealRecord:
     writes: Writes | None           # what the deal wrote after the help rule (exact)
     plays: int = 0                  # cards accepted in the deal
     deal: Deal | None = None
+    lines: tuple | None = None      # an older complete deal's accepted lines (``deal`` dropped)
 
     def to_dict(self) -> dict:
         return self.entry
@@ -195,6 +203,17 @@ class BetweenDeals:
     finished_after: int | None
 
 
+def replayed_deal(record: DealRecord, players: int, rules, lines) -> Deal:
+    """The deal of ``record`` rebuilt from its accepted lines (cards and control lines)."""
+    deal = Deal(record.number, record.dealer, record.price, record.step, players, rules)
+    for kind, who, value in lines:
+        if kind == CARD:
+            deal.play(who, value)
+        else:
+            deal.call(kind, who, value)
+    return deal
+
+
 def deal_entry(deal: Deal, outcome: str | None = None, written: DealWritten | None = None) -> dict:
     """A deal as FORMATS.md's summary lists it, with FORMATS-contracts.md's fields."""
     b = deal.bidding
@@ -248,6 +267,11 @@ class DealTracker:
         self.alerts: list[dict] = []                    # mistakes awaiting `confirm`
         self.last_trick: Trick | None = None
         self.unknown_present: set[tuple[str, str]] = set()
+        # the hub link's guessed order (PROTOCOL.md): cards of this deal laid in a guessed order,
+        # and guessed cards that came before their turn, taken when it comes (laying order)
+        self.guessed: set[tuple[str, Card]] = set()
+        self.parked: list[tuple[str, Card]] = []
+        self.held: dict | None = None                   # the trick line awaiting `confirm`
         self.events_seen = 0                            # table events fed: a mistake line's `line`
         self.finished_after: int | None = None          # the deal after which every pulya closed
         self._out: list[Signal] = []                    # signals written by the machine's callbacks
@@ -294,7 +318,10 @@ class DealTracker:
         return self._phase() == WHISTING
 
     def rewound_to_lead(self) -> bool:
-        return self._phase() == PLAYING and not self.deal.current
+        return self._phase() == PLAYING and not self.deal.current and self.held is None
+
+    def rewound_to_held(self) -> bool:
+        return self._phase() == PLAYING and self.held is not None
 
     def rewound_to_follow(self) -> bool:
         return self._phase() == PLAYING and bool(self.deal.current)
@@ -330,7 +357,10 @@ class DealTracker:
                             deal.kind_name, entry, written.writes if written else None,
                             len(deal.plays), deal)
         if self.records:
-            self.records[-1].deal = None        # only the last deal can be reopened by undo
+            previous = self.records[-1]         # only the last deal is kept whole; older ones keep their lines
+            if previous.deal is not None:
+                previous.lines = tuple(previous.deal.lines) if previous.complete else None
+                previous.deal = None
         self.records.append(record)
         self.deal = None
         self.leftover = set(self.present)
@@ -369,13 +399,9 @@ class DealTracker:
                     return self._token(event, token)
                 return self._unknown(event)
         if kind == PLACED:
-            signals = self._placed(event.t, event.zone, card)
-            if event.guessed and any(s.kind == "play" for s in signals):
-                # the hub link lost this edge and could not tell its order (PROTOCOL.md): the
-                # table shows it and waits for `confirm` (or an `undo`) rather than guess silently
-                signals += self._signal_mistake(event.t, {"type": ORDER_GUESSED, "zone": event.zone,
-                                                          "card": str(card)})
-            return signals
+            if event.guessed:
+                return self._placed_guessed(event.t, event.zone, card)
+            return self._placed(event.t, event.zone, card)
         return self._removed(event.zone, card)
 
     def feed_all(self, events: Iterable[TableEvent]) -> list[Signal]:
@@ -435,12 +461,37 @@ class DealTracker:
             self.leftover.add(key)
         return self._signal_mistake(t, {"type": kind, "zone": zone, "card": str(card), **extra})
 
-    def _placed(self, t: float, zone: str, card: Card) -> list[Signal]:
+    def _placed_guessed(self, t: float, zone: str, card: Card) -> list[Signal]:
+        """A card the hub link lost and found again without knowing its order among the others
+        it found (PROTOCOL.md): the table shows it (``order_guessed``, kept until `confirm`)
+        and never guesses silently.  In play, such a card before its turn is not a card out of
+        turn: it waits, and is taken when its seat's turn comes; the trick it is in is counted
+        only on `confirm` (`undo` takes it back instead)."""
+        key = (zone, card)
+        if key in self.present:
+            return []
+        deal = self.deal
+        if deal is None and not self.bidding and not self.leftover:
+            deal = self._new_deal()         # the deal this card would start: whose lead it is
+        in_play = deal is not None and deal.phase == PLAYING and card not in deal.played
+        if in_play and (zone != deal.expected or self.held is not None) \
+                and all(z != zone for z, _ in self.parked):
+            self.present.add(key)
+            self.parked.append(key)
+            return self._signal_mistake(t, {"type": ORDER_GUESSED, "zone": zone, "card": str(card)})
+        signals = self._placed(t, zone, card, guessed=True)
+        if any(s.kind == "play" for s in signals):
+            signals += self._signal_mistake(t, {"type": ORDER_GUESSED, "zone": zone, "card": str(card)})
+        return signals
+
+    def _placed(self, t: float, zone: str, card: Card, guessed: bool = False) -> list[Signal]:
         key = (zone, card)
         if key in self.present:
             return []                       # reported twice without a removal: nothing changes
         self.present.add(key)
         deal = self.deal
+        if self.held is not None:
+            return self._mistake(t, ORDER_GUESSED, zone, card)   # the guessed trick awaits `confirm`
         if deal is None:
             if self.bidding:
                 return self._mistake(t, NOT_IN_PLAY, zone, card)
@@ -454,7 +505,7 @@ class DealTracker:
             self.start_deal()
             signals = [Signal("deal_start", t, {"deal": deal.number, "dealer": deal.dealer,
                                                  "price": deal.price})]
-            return signals + self._accept(t, zone, card)
+            return signals + self._accept(t, zone, card, guessed)
         if deal.bidding is not None:
             phase = deal.phase
             if zone == PRIKUP and deal.kind_name != KIND_RASPASOVKA and phase != AUCTION:
@@ -467,11 +518,13 @@ class DealTracker:
             return self._mistake(t, SAME_CARD, zone, card)
         if zone != deal.expected:
             return self._mistake(t, OUT_OF_TURN, zone, card, expected=deal.expected)
-        return self._accept(t, zone, card)
+        return self._accept(t, zone, card, guessed)
 
-    def _accept(self, t: float, zone: str, card: Card) -> list[Signal]:
+    def _accept(self, t: float, zone: str, card: Card, guessed: bool = False) -> list[Signal]:
         deal = self.deal
         leading = not deal.current
+        if guessed:
+            self.guessed.add((zone, card))
         trick, revoke = deal.play(zone, card)
         signals = [Signal("play", t, {"deal": deal.number, "zone": zone, "card": CODES[card]})]
         if revoke is not None:
@@ -480,14 +533,35 @@ class DealTracker:
         if trick is None:
             if leading:
                 self.lead_card()            # a follower's card leaves the trick open: no state changes
-            return signals
+            return signals + self._take_parked(t)
         self.last_trick = trick
-        signals.append(Signal("trick", t, {"deal": deal.number, "number": len(deal.tricks),
-                                           **trick.to_dict()}))
+        fields = {"deal": deal.number, "number": len(deal.tricks), **trick.to_dict()}
+        if self.guessed.intersection(trick.cards):
+            self.held = fields
+            self.hold_trick()
+            return signals
+        return signals + self._count(t, fields)
+
+    def _count(self, t: float, fields: dict) -> list[Signal]:
+        """The trick line, and the next trick's lead or the deal's end."""
+        signals = [Signal("trick", t, fields)]
+        deal = self.deal
         if not deal.finished:
             self.close_trick()
-            return signals
+            return signals + self._take_parked(t)
+        self.parked.clear()
+        self.guessed.clear()
         return signals + self._run(self.finish_deal)
+
+    def _take_parked(self, t: float) -> list[Signal]:
+        """A guessed card that came before its turn, now its seat's turn: played now."""
+        deal = self.deal
+        for key in self.parked:
+            if key[0] == deal.expected:
+                self.parked.remove(key)
+                self.present.discard(key)
+                return self._placed(t, *key, guessed=True)
+        return []
 
     def _removed(self, zone: str, card: Card) -> list[Signal]:
         key = (zone, card)
@@ -495,6 +569,8 @@ class DealTracker:
             return []
         self.present.discard(key)
         self.ignored.discard(key)
+        if key in self.parked:
+            self.parked.remove(key)
         if key in self.leftover:
             self.leftover.discard(key)
         return []
@@ -587,10 +663,17 @@ class DealTracker:
         t = event.t
         if event.button == "confirm":
             self.alerts.clear()
-            return [Signal("confirm", t)]
+            signals = [Signal("confirm", t)]
+            if self.held is not None:
+                fields, self.held = self.held, None
+                signals += self._count(t, fields)
+            return signals
         if event.button == "new_deal":
             if self.deal is None:
                 return []
+            self.held = None
+            self.parked.clear()
+            self.guessed.clear()
             self.deal.abandoned = True
             number = self.deal.number
             return [Signal("abandon", t, {"deal": number})] + self._run(self.abandon)
@@ -600,9 +683,14 @@ class DealTracker:
         deal = self.deal
         if deal is None:
             # the deal just finished stays open to `undo` until the next deal's first line
-            if not self.records or not self.records[-1].complete or self.records[-1].deal is None:
-                return []               # nothing to take back
-            record = self.records.pop()
+            if not self.records or not self.records[-1].complete:
+                return []               # nothing to take back (after new_deal: nothing)
+            record = self.records[-1]
+            if record.deal is None:
+                if not record.lines:
+                    return []           # a record restored without its lines
+                record.deal = replayed_deal(record, self.players, self.rules, record.lines)
+            self.records.pop()
             if record.writes is not None:
                 self.pulka.add(record.writes, sign=-1)
             if self.finished_after == record.number:
@@ -611,6 +699,7 @@ class DealTracker:
             self.leftover = set()
         kind, who, value = deal.lines[-1]
         rest = deal.without_last()
+        self.held = None                # a held trick's last card taken back reopens the trick
         self.deal = rest if rest.lines else None      # a deal whose only line is taken back is gone
         self.rewind()
         self.last_trick = rest.tricks[-1] if rest.tricks else None
@@ -664,13 +753,7 @@ class DealTracker:
         tracker.records = earlier if earlier is not None else Records()
         record = state.record
         if state.lines is not None:
-            deal = Deal(record.number, record.dealer, record.price, record.step, tracker.players,
-                        tracker.rules)
-            for kind, who, value in state.lines:
-                if kind == CARD:
-                    deal.play(who, value)
-                else:
-                    deal.call(kind, who, value)
+            deal = replayed_deal(record, tracker.players, tracker.rules, state.lines)
             record.deal = deal
             tracker.last_trick = deal.tricks[-1] if deal.tricks else None
         tracker.records.append(record)
@@ -687,10 +770,10 @@ class DealTracker:
         """The summary JSON of FORMATS.md and FORMATS-contracts.md."""
         pulka = self.pulka.to_dict()
         convention = self.rules.convention
-        summary = {"deals": self.deal_dicts(), "pulka": pulka,
-                   "settlement": {"convention": convention,
-                                  "balance": rounded(settle(pulka, convention))}}
+        summary = {"deals": self.deal_dicts(), "pulka": pulka}
         if self.contract_fields:
             summary["pulya_target"] = self.rules.pulya_target
             summary["finished_after_deal"] = self.finished_after
+        # FORMATS.md: the summary "ends with the same settlement object" as `settle` prints
+        summary["settlement"] = {"convention": convention, "balance": rounded(settle(pulka, convention))}
         return summary

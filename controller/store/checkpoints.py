@@ -8,8 +8,8 @@ one, replaying the table events after it -- so a resume covers every phase of a
 deal: the deal in progress is rebuilt by those events.
 
 A record keeps the ended deal's summary entry, what it wrote (exact fractions as
-strings) and, for the last complete deal, its accepted lines (cards and control
-lines), which ``undo`` may take back.  Earlier deals' lines stay raw bytes until
+strings) and, for a complete deal, its accepted lines (cards and control lines),
+which ``undo`` may take back.  Earlier deals' lines stay raw bytes until
 first used, so a 1,000-deal session resumes without decoding them all.
 """
 
@@ -91,8 +91,14 @@ def encode(state: BetweenDeals) -> dict:
 
 
 def _decode_raw(raw) -> DealRecord:
-    """An earlier journal line: bytes, or anything ``bytes()`` reads it from (a line left on disk)."""
-    return decode_record(json.loads(bytes(raw))["record"])
+    """An earlier journal line: bytes, or anything ``bytes()`` reads it from (a line left on disk).
+    A complete deal keeps its lines: ``undo`` reaches it again once the deals after it are taken
+    back (RULES-contracts.md "Mistakes at the table")."""
+    rec = json.loads(bytes(raw))["record"]
+    record = decode_record(rec)
+    if record.complete:
+        record.lines = tuple(_record_lines(rec) or ()) or None
+    return record
 
 
 def decode(config: GameConfig, last: dict, events: int) -> BetweenDeals:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from table_script import DEAL_A
+from table_script import DEAL_A, event_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,16 +18,7 @@ def cli(*args, input=None):
 
 
 def events_file(tmp_path, tricks=DEAL_A, extra=()):
-    lines, t = [], 0.0
-    for trick in tricks:
-        for play in trick:
-            zone, card = play.split(":")
-            t += 1
-            lines.append(json.dumps({"t": t, "zone": zone, "event": "placed", "card": card}))
-        for play in trick:
-            zone, card = play.split(":")
-            t += 0.1
-            lines.append(json.dumps({"t": t, "zone": zone, "event": "removed", "card": card}))
+    lines = event_lines(tricks)
     lines[3:3] = list(extra)
     path = tmp_path / "events.jsonl"
     path.write_text("\n".join(lines) + "\n")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from table_script import DEAL_A
+from table_script import DEAL_A, event_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,17 +35,7 @@ def deck_text(cards: int = 32, duplicate: bool = False, bad_card: bool = False) 
 
 
 def events_text(tricks=DEAL_A) -> str:
-    lines, t = [], 0.0
-    for trick in tricks:
-        for play in trick:
-            zone, card = play.split(":")
-            t += 1
-            lines.append(json.dumps({"t": t, "zone": zone, "event": "placed", "card": card}))
-        for play in trick:
-            zone, card = play.split(":")
-            t += 0.1
-            lines.append(json.dumps({"t": t, "zone": zone, "event": "removed", "card": card}))
-    return "\n".join(lines) + "\n"
+    return "\n".join(event_lines(tricks)) + "\n"
 
 
 FILES = {

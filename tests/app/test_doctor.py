@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -213,9 +212,9 @@ def test_log_dir_findings(tmp_path):
 def test_hub_port_missing_gives_the_fix(tmp_path):
     cfg = write(tmp_path / "c.toml", f'[readers]\nbackend = "hub"\n[hub]\nport = "{tmp_path}/ttyACM9"\n'
                                      f'[log]\ndir = "{tmp_path}"\n')
-    started = time.monotonic()
-    findings = diagnose(cfg, None, fake_host(tmp_path))
-    assert time.monotonic() - started < 1          # no HELLO attempt on a port that does not exist
+    # no HELLO attempt on a port that does not exist: one would wait an hour (and trip the
+    # test's own timeout) rather than be timed by the wall clock
+    findings = diagnose(cfg, None, fake_host(tmp_path, hello_timeout=3600))
     [port] = [f for f in findings if "ttyACM9: no such device" in f.text]
     assert port.level == FAIL and "USB cable" in port.fix
     [group] = [f for f in findings if "group dialout" in f.text]   # cannot tell yet: a warning
@@ -261,14 +260,12 @@ def test_hub_that_does_not_answer(tmp_path):
     try:
         path = os.ttyname(slave)
         cfg = write(tmp_path / "c.toml", f'[readers]\nbackend = "hub"\n[hub]\nport = "{path}"\n[log]\ndir = "{tmp_path}"\n')
-        started = time.monotonic()
         findings = diagnose(cfg, None, Host(dev=tmp_path, hello_timeout=0.5))
-        assert time.monotonic() - started < 3
     finally:
         os.close(master)
         os.close(slave)
     [hello] = [f for f in findings if "HELLO" in f.text]
-    assert hello.level == FAIL and "powered" in hello.fix
+    assert hello.level == FAIL and "powered" in hello.fix and "no HELLO within 0.5 s" in hello.text
 
 
 def test_cli_exit_codes(tmp_path, capsys, monkeypatch):

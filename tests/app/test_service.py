@@ -18,6 +18,7 @@ from controller.store.gamelog import SessionLog
 from controller.app.settings import load_settings
 from controller.app.sim import Noise, TableSimulator
 from controller.core.tracker import DealTracker
+from resume_check import cut_and_resume
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -226,26 +227,12 @@ def test_resume_from_checkpoints_equals_uninterrupted(tmp_path, seed):
         events.insert(i, TableEvent(events[i - 1].t, "button", button=rng.choice(["undo", "confirm"])))
     events.insert(len(events) // 2, TableEvent(events[len(events) // 2 - 1].t, "button", button="new_deal"))
 
-    whole = DealTracker(game)
-    expected = [s.to_dict() for e in events for s in whole.feed(e)]
-
     cut = rng.randrange(len(events))
-    session = SessionLog.create(tmp_path, game, None)
-    first = DealTracker(game)
-    got = []
-    for e in events[:cut]:
-        signals = first.feed(e)
-        got += [s.to_dict() for s in signals]
-        session.append(e, signals, first.checkpoint() if any(s.kind == "deal" for s in signals) else None)
-    session.close()
-    assert session.checkpoints_path.exists() == any(s["kind"] == "deal" for s in got)
-    resumed = SessionLog.newest_unfinished(tmp_path)
-    tracker, count, _ = resumed.resume(game, None)
-    assert count == cut
-    for e in events[cut:]:
-        got += [s.to_dict() for s in tracker.feed(e)]
-    assert got == expected
-    assert tracker.summary() == whole.summary()
+    r = cut_and_resume(tmp_path, game, events, cut)
+    assert r.journal_written == r.deal_before_cut
+    assert r.replayed == cut
+    assert r.got == r.expected
+    assert r.tracker.summary() == r.whole.summary()
 
 
 def test_bad_checkpoint_journal_falls_back_to_events(tmp_path):

@@ -140,10 +140,11 @@ def _next(seat: str, players: int) -> str:
     return f"seat{int(seat[4:]) % players + 1}"
 
 
-def raspasovka_play(rng, players, dealer, prikup_mode, hands, prikup):
-    """Legal raspasovka tricks (RULES.md), independent of controller.core.deal."""
-    active = active_after(dealer, players)
-    tricks, leader = [], active[0]
+def raspasovka_tricks(active, dealer, prikup_mode, prikup, choose):
+    """Raspasovka's play order (RULES.md), independent of controller.core.deal: the tricks
+    (lists of (zone, card)) and their winners; ``choose(zone, plays)`` takes the card a seat
+    plays from its hand (the prikup's cards lead the first two tricks unless it is closed)."""
+    tricks, winners, leader = [], [], active[0]
     for n in range(10):
         if prikup_mode != "closed" and n < 2:
             order = ["prikup"] + active
@@ -154,19 +155,25 @@ def raspasovka_play(rng, players, dealer, prikup_mode, hands, prikup):
             order = active[i:] + active[:i]
         plays = []
         for zone in order:
-            if zone == "prikup":
-                card = prikup[n]
-            else:
-                led = plays[0][1].suit if plays else None
-                card = rng.choice(legal_cards(hands[zone], led, None))
-                hands[zone].remove(card)
-            plays.append((zone, card))
+            plays.append((zone, prikup[n] if zone == "prikup" else choose(zone, plays)))
         led = plays[0][1].suit
         best = [(c.rank, z) for z, c in plays if c.suit == led and not (z == "prikup" and prikup_mode == "suit_only")]
         winner = max(best)[1] if best else None
-        leader = dealer if winner == "prikup" else winner
+        if winner == "prikup":
+            winner = dealer
+        leader = winner
         tricks.append(plays)
-    return tricks
+        winners.append(winner)
+    return tricks, winners
+
+
+def raspasovka_play(rng, players, dealer, prikup_mode, hands, prikup):
+    """Legal random raspasovka tricks."""
+    def choose(zone, plays):
+        card = rng.choice(legal_cards(hands[zone], plays[0][1].suit if plays else None, None))
+        hands[zone].remove(card)
+        return card
+    return raspasovka_tricks(active_after(dealer, players), dealer, prikup_mode, prikup, choose)[0]
 
 
 class MixedGame:

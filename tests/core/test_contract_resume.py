@@ -16,6 +16,7 @@ from controller.core.tracker import DealTracker
 from controller.store import checkpoints
 from controller.store.gamelog import SessionLog
 from controller.store.replay import replay_file
+from resume_check import cut_and_resume
 from table_script import DEAL_A, Script, config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,25 +32,12 @@ def test_resume_in_every_phase_equals_uninterrupted(tmp_path, seed):
         events.insert(i, TableEvent(events[i - 1].t, "button", button=rng.choice(["undo", "undo", "confirm"])))
     events.insert(len(events) // 2, TableEvent(events[len(events) // 2 - 1].t, "button", button="new_deal"))
 
-    whole = DealTracker(game)
-    expected = [s.to_dict() for e in events for s in whole.feed(e)]
     cut = rng.randrange(len(events))
-    session = SessionLog.create(tmp_path, game, None)
-    first = DealTracker(game)
-    got = []
-    for e in events[:cut]:
-        signals = first.feed(e)
-        got += [s.to_dict() for s in signals]
-        session.append(e, signals, first.checkpoint() if any(s.kind == "deal" for s in signals) else None)
-    session.close()
-    resumed = SessionLog.newest_unfinished(tmp_path)
-    tracker, count, _ = resumed.resume(game, None)
-    assert count == cut
-    assert tracker.state == DealTracker(game).state if tracker.deal is None else tracker.state != "idle"
-    for e in events[cut:]:
-        got += [s.to_dict() for s in tracker.feed(e)]
-    assert got == expected
-    assert tracker.summary() == whole.summary()
+    r = cut_and_resume(tmp_path, game, events, cut)
+    assert r.replayed == cut
+    assert r.state_at_resume == "idle" if not r.in_deal_at_resume else r.state_at_resume != "idle"
+    assert r.got == r.expected
+    assert r.tracker.summary() == r.whole.summary()
 
 
 def test_a_checkpoint_round_trips_and_undo_reopens_the_deal_after_resume():

@@ -51,3 +51,73 @@ def test_the_notice_shows_before_the_first_deal_only():
                                     card=parse_card(card)))
     assert tracker.records
     assert indications(tracker, notice="web PIN 123456").lines[-1] != "web PIN 123456"
+
+
+# --- the wait for `confirm` (PROTOCOL.md: "waits for confirm before it counts the trick") ---
+
+def _guessed(t: float, play: str) -> TableEvent:
+    zone, card = play.split(":")
+    return TableEvent(t, "placed", zone, card=parse_card(card), guessed=True)
+
+
+def _in_reader_order(tracker: DealTracker, trick) -> list[str]:
+    """How the link applies missed cards with no edge_ms: reader order, not play order."""
+    return sorted(trick, key=lambda play: tracker.zones.index(play.split(":")[0]))
+
+
+def test_a_trick_found_in_reader_order_is_played_in_turn_and_counted_on_confirm():
+    clean = DealTracker(config())
+    for trick in DEAL_A:
+        for i, play in enumerate(trick):
+            zone, card = play.split(":")
+            clean.feed(TableEvent(float(i), "placed", zone, card=parse_card(card)))
+    tracker = DealTracker(config())
+    t = 0.0
+    for number, trick in enumerate(DEAL_A, 1):
+        laid = []
+        for play in _in_reader_order(tracker, trick):
+            t += 1
+            laid += tracker.feed(_guessed(t, play))
+        kinds = [s.kind for s in laid]
+        # every card of the trick is played, in turn, and no card is a mistake but the guess
+        assert [s.data["zone"] for s in laid if s.kind == "play"] == [p.split(":")[0] for p in trick]
+        assert {s.data["type"] for s in laid if s.kind == "mistake"} == {"order_guessed"}
+        assert "trick" not in kinds and "deal" not in kinds          # not counted yet
+        assert tracker.state == "held"
+        t += 1
+        counted = tracker.feed(TableEvent(t, "button", button="confirm"))
+        tricks = [s for s in counted if s.kind == "trick"]
+        assert len(tricks) == 1 and tricks[0].data["number"] == number
+        assert tracker.alerts == []
+    assert tracker.summary() == clean.summary()
+
+
+def test_a_card_laid_while_a_guessed_trick_waits_is_ignored_until_laid_again():
+    tracker = DealTracker(config())
+    first, second = DEAL_A[0], DEAL_A[1]
+    t = 0.0
+    for play in first:
+        t += 1
+        tracker.feed(_guessed(t, play))
+    assert tracker.state == "held"
+    zone, card = second[0].split(":")
+    waiting = tracker.feed(TableEvent(10.0, "placed", zone, card=parse_card(card)))
+    assert [(s.kind, s.data.get("type")) for s in waiting] == [("mistake", "order_guessed")]
+    assert [s.kind for s in tracker.feed(TableEvent(11.0, "button", button="confirm"))] == ["confirm", "trick"]
+    assert tracker.feed(TableEvent(12.0, "placed", zone, card=parse_card(card))) == []   # still lying: ignored
+    tracker.feed(TableEvent(13.0, "removed", zone, card=parse_card(card)))
+    assert [s.kind for s in tracker.feed(TableEvent(14.0, "placed", zone, card=parse_card(card)))] == ["play"]
+
+
+def test_undo_while_a_guessed_trick_waits_reopens_it_and_new_deal_drops_it():
+    tracker = DealTracker(config())
+    t = 0.0
+    for play in DEAL_A[0]:
+        t += 1
+        tracker.feed(_guessed(t, play))
+    undone = tracker.feed(TableEvent(10.0, "button", button="undo"))
+    assert [s.kind for s in undone] == ["undo"] and tracker.state == "follow"
+    assert len(tracker.deal.tricks) == 0 and len(tracker.deal.current) == 3
+    abandoned = tracker.feed(TableEvent(11.0, "button", button="new_deal"))
+    assert [s.kind for s in abandoned][:1] == ["abandon"] and tracker.held is None
+    assert tracker.parked == [] and tracker.state == "idle"

@@ -825,7 +825,8 @@ def test_main_loop_with_hublink_turns_tags_into_table_events():
         t_removed = time.monotonic()
         table.chips[2].field.take(long7)
         assert wait_for(lambda: len(events) == 4)
-        assert 0.25 <= time.monotonic() - t_removed < 1.0            # absent_ms 300
+        # absent_ms 300: never sooner (real time: an upper bound would time the machine's load)
+        assert time.monotonic() - t_removed >= 0.25
         assert (events[3].event, events[3].zone, events[3].uid) == ("removed", "seat3", "04A2B11C6F5E80")
         assert [e.t for e in events] == sorted(e.t for e in events)
 
@@ -848,14 +849,14 @@ def test_main_loop_with_hublink_applies_led_text_beep_and_cfg():
         assert table.lcd.rows[0] == "Anna  12".ljust(20) and table.lcd.rows[3] == "raspasy x2".ljust(20)
         assert wait_for(lambda: table.board.beeps(15))
         (start, length), = table.board.beeps(15)
-        assert 0.07 <= length < 0.2
+        assert length >= 0.07           # BEEP 80, and it ended (real time: only a lower bound holds under load)
         tag = VirtualTag("0A0B0C0D")
         table.chips[1].field.put(tag)
         assert wait_for(lambda: len(events) == 1)
         t_removed = time.monotonic()
         table.chips[1].field.take(tag)
         assert wait_for(lambda: len(events) == 2)
-        assert 0.55 <= time.monotonic() - t_removed < 1.3            # the new absent_ms 600
+        assert time.monotonic() - t_removed >= 0.55                  # the new absent_ms 600, not 300
 
 
 def test_main_loop_on_a_raw_pty_follows_the_protocol():
