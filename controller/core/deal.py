@@ -19,7 +19,7 @@ from typing import Protocol
 
 from .bidding import (CONTRACT as CONTRACT_RESULT, MISERE_DEAL, PLAY, RASPASOVKA, TEN_UNWHISTED, Auction,
                       Whisting, level, trump_of)
-from .cards import Card, next_seat, seat_names
+from .cards import DECK, Card, next_seat, seat_names
 from .config import Rules
 from .contract_scoring import ContractDeal, ContractRevoke, game_value, score_contract
 from .events import BID, CONTRACT, MISERE, WHIST, WHIST_MODE
@@ -27,6 +27,7 @@ from .scoring import Writes, score_deal
 
 PRIKUP = "prikup"
 CARD = "card"
+CODES: dict[Card, str] = {card: str(card) for card in DECK}     # a card's code, looked up (str() is slower)
 
 # deal kinds (FORMATS-contracts.md `kind`)
 KIND_RASPASOVKA, KIND_CONTRACT, KIND_MISERE, KIND_UNPLAYED = "raspasovka", "contract", "misere", "unplayed"
@@ -45,7 +46,7 @@ class Trick:
 
     def to_dict(self) -> dict:
         return {"leader": self.leader,
-                "cards": {zone: str(card) for zone, card in self.cards},
+                "cards": {zone: CODES[card] for zone, card in self.cards},
                 "winner": self.winner}
 
 
@@ -368,35 +369,37 @@ class Deal:
 
     def play(self, zone: str, card: Card) -> tuple[Trick | None, Revoke | None]:
         """Record an accepted card; return the trick it closed and the revoke it proved."""
-        index = len(self.plays)
+        plays, current = self.plays, self.current
+        index = len(plays)
         self.lines.append((CARD, zone, card))
-        self.plays.append((zone, card))
+        plays.append((zone, card))
         self.played.add(card)
-        if not self.current:
+        if not current:
             self._trick_starts.append(index)
         proven = None
-        trump = self.kind.trump
         if zone != PRIKUP:
-            failed = []
+            suit = card.suit
+            trump = self.kind.trump
             voids = self.voids.get(zone)
-            if voids and card.suit in voids:
-                failed.append((voids[card.suit], False))
-            if card.suit == trump and zone in self.trumpless:
-                failed.append((self.trumpless[zone], True))
-            if failed and not any(r.seat == zone and r.suit == card.suit for r in self.revokes):
-                at, by_trump = min(failed)
-                proven = Revoke(zone, card.suit, at, index, by_trump)
-                self.revokes.append(proven)
-            if self.current:
-                led = self.current[0][1].suit
-                if card.suit != led:
+            revoked = voids is not None and suit in voids
+            if revoked or (suit == trump and zone in self.trumpless):
+                failed = [(voids[suit], False)] if revoked else []
+                if suit == trump and zone in self.trumpless:
+                    failed.append((self.trumpless[zone], True))
+                if not any(r.seat == zone and r.suit == suit for r in self.revokes):
+                    at, by_trump = min(failed)
+                    proven = Revoke(zone, suit, at, index, by_trump)
+                    self.revokes.append(proven)
+            if current:
+                led = current[0][1].suit
+                if suit != led:
                     self.voids.setdefault(zone, {}).setdefault(led, index)
-                    if trump is not None and led != trump and card.suit != trump:
+                    if trump is not None and led != trump and suit != trump:
                         self.trumpless.setdefault(zone, index)
-        self.current.append((zone, card))
-        if len(self.current) < len(self._order):
+        current.append((zone, card))
+        if len(current) < len(self._order):
             return None, proven
-        trick = Trick(self._order[0], tuple(self.current), self.kind.winner(self.current))
+        trick = Trick(self._order[0], tuple(current), self.kind.winner(current))
         self.tricks.append(trick)
         self.current = []
         if len(self.tricks) == self.total_tricks:

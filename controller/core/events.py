@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from .cards import Card, parse_card
+from .cards import DECK, Card, parse_card
 from .errors import CardError, EventError
 
 PLACED = "placed"
@@ -40,7 +40,7 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 MAX_T = 10**12      # seconds (31,000 years): every real session time, and exact as a float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class TableEvent:
     """One table event.  Exactly one of ``uid``/``card`` for placed/removed;
     ``button`` (and no zone) for button presses; ``seat`` and ``call`` (the bid, game,
@@ -55,6 +55,23 @@ class TableEvent:
     seat: str | None = None
     call: str | None = None
     guessed: bool = False       # the hub link could not know this edge's order (PROTOCOL.md)
+
+    def __init__(self, t: float, event: str, zone: str | None = None, uid: str | None = None,
+                 card: Card | None = None, button: str | None = None, seat: str | None = None,
+                 call: str | None = None, guessed: bool = False):
+        # The generated __init__ of a frozen dataclass sets each field through
+        # object.__setattr__, twice the cost of the slots' own setters; a replay makes
+        # one event per line, so this is a fifth of its reading.  Still frozen: the
+        # class's __setattr__ refuses any later change.
+        _SET_T(self, t)
+        _SET_EVENT(self, event)
+        _SET_ZONE(self, zone)
+        _SET_UID(self, uid)
+        _SET_CARD(self, card)
+        _SET_BUTTON(self, button)
+        _SET_SEAT(self, seat)
+        _SET_CALL(self, call)
+        _SET_GUESSED(self, guessed)
 
     def to_dict(self) -> dict:
         """The JSON object of FORMATS.md, keys in the documented order."""
@@ -77,6 +94,11 @@ class TableEvent:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, separators=(", ", ": "))
+
+
+(_SET_T, _SET_EVENT, _SET_ZONE, _SET_UID, _SET_CARD, _SET_BUTTON, _SET_SEAT, _SET_CALL,
+ _SET_GUESSED) = (getattr(TableEvent, name).__set__ for name in
+                  ("t", "event", "zone", "uid", "card", "button", "seat", "call", "guessed"))
 
 
 def normalise_uid(uid: object) -> str:
@@ -207,29 +229,65 @@ ErrorSink = Callable[[int, str], None]
 # refuse sends the line to the slow path, which reports it.
 _CARD_LINE = re.compile(r'\{"t": ((?:0|[1-9][0-9]{0,12})(?:\.[0-9]{1,20})?), "zone": "([a-z0-9]{1,12})", '
                         r'"event": "(placed|removed)", "(card|uid)": "([0-9A-Za-z]{1,40})"\}')
+# The same for a button or a contract control line exactly as to_json writes it: t, event,
+# the seat when there is one, then the one value field.  The value goes through the slow
+# path's own check (_control_value), and anything it or this pattern refuses -- a value
+# field that is not the event's, an unknown seat, a button with a seat -- takes the slow path.
+_CONTROL_LINE = re.compile(r'\{"t": ((?:0|[1-9][0-9]{0,12})(?:\.[0-9]{1,20})?), "event": "([a-z_]{1,12})", '
+                           r'(?:"seat": "([a-z0-9]{1,12})", )?"([a-z]{1,8})": "([0-9a-z_]{1,12})"\}')
 _decoder = json.JSONDecoder()
 
 
 def _fast_event(text: str, zones: frozenset[str], cards: dict[str, Card]) -> TableEvent | None:
     """The event of a well-formed card/tag line (see _CARD_LINE), or None: take the slow path."""
-    m = _CARD_LINE.fullmatch(text)
+    m = _card_line(text)
     if m is None:
         return None
     t_text, zone, kind, field_name, value = m.groups()
     t = float(t_text)
     if t > MAX_T or zone not in zones:
         return None
-    if field_name == "uid":
-        return TableEvent(t, kind, zone, uid=normalise_uid(value)) if set(value) <= _HEX else None
-    card = cards.get(value)
-    if card is None:
-        try:
-            card = parse_card(value)
-        except CardError:
+    if field_name == "card":
+        card = cards.get(value)
+        if card is None:
+            try:
+                card = parse_card(value)
+            except CardError:
+                return None
+            if len(cards) < 256:        # the spellings seen: bounded, whatever the file holds
+                cards[value] = card
+        return TableEvent(t, kind, zone, None, card)
+    return TableEvent(t, kind, zone, uid=normalise_uid(value)) if set(value) <= _HEX else None
+
+
+def _fast_control(text: str, zones: frozenset[str]) -> TableEvent | None:
+    """The event of a well-formed button or control line (see _CONTROL_LINE), or None."""
+    m = _control_line(text)
+    if m is None:
+        return None
+    t_text, kind, seat, field_name, value = m.groups()
+    t = float(t_text)
+    if t > MAX_T:
+        return None
+    if kind == BUTTON:
+        if field_name != BUTTON or seat is not None or value not in BUTTONS:
             return None
-        if len(cards) < 256:            # the spellings seen: bounded, whatever the file holds
-            cards[value] = card
-    return TableEvent(t, kind, zone, card=card)
+        return TableEvent(t, BUTTON, button=value)
+    if field_name != VALUE_FIELD.get(kind):
+        return None
+    if kind == WHIST_MODE:
+        seat = None                     # allowed and ignored, as on the slow path
+    elif seat not in zones or not seat.startswith("seat"):
+        return None
+    try:
+        return TableEvent(t, kind, seat=seat, call=_control_value(kind, value))
+    except EventError:
+        return None
+
+
+_card_line = _CARD_LINE.fullmatch
+_control_line = _CONTROL_LINE.fullmatch
+_CARD_CODES = {str(card): card for card in DECK}     # the spelling to_json writes, known from the start
 
 
 def read_events(lines: Iterable[str], zones: Iterable[str],
@@ -240,19 +298,35 @@ def read_events(lines: Iterable[str], zones: Iterable[str],
     blank lines and derived log lines (with ``"kind"``) are skipped silently.
     A ``t`` lower than the previous valid line's is invalid.
     """
+    for _, event in numbered_events(lines, zones, on_error):
+        yield event
+
+
+def numbered_events(lines: Iterable[str], zones: Iterable[str],
+                    on_error: ErrorSink | None = None) -> Iterator[tuple[int, TableEvent]]:
+    """:func:`read_events` with each event's line number (1 for the first line)."""
     zones = tuple(zones)
-    zone_set, cards = frozenset(zones), {}
+    zone_set, cards = frozenset(zones), dict(_CARD_CODES)
     decode = _decoder.raw_decode
     last_t = -math.inf
-    for number, line in enumerate(lines, start=1):
-        text = line.strip()
-        if not text:
-            continue
-        event = _fast_event(text, zone_set, cards)
+    number = 0
+    for line in lines:
+        number += 1
+        # the common line is already bare (the stream reader drops the newline), so the
+        # fast path is tried on it before any stripping
+        event = _fast_event(line, zone_set, cards) or _fast_control(line, zone_set)
+        if event is None:
+            text = line.strip()
+            if not text:
+                continue
+            if text is not line:
+                event = _fast_event(text, zone_set, cards) or _fast_control(text, zone_set)
+        else:
+            text = line
         if event is not None:
             if event.t >= last_t:
                 last_t = event.t
-                yield event
+                yield number, event
                 continue
         try:
             # the text is stripped, so json.loads would only add the check that the
@@ -275,4 +349,4 @@ def read_events(lines: Iterable[str], zones: Iterable[str],
                 on_error(number, str(exc))
             continue
         last_t = event.t
-        yield event
+        yield number, event

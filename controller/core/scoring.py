@@ -32,16 +32,13 @@ class Writes:
     whists: dict[tuple[str, str], Fraction] = field(default_factory=dict)
 
     def add_gora(self, seat: str, amount) -> None:
-        if amount:
-            self.gora[seat] = self.gora.get(seat, Fraction(0)) + Fraction(amount)
+        _add(self.gora, seat, amount)
 
     def add_pulya(self, seat: str, amount) -> None:
-        if amount:
-            self.pulya[seat] = self.pulya.get(seat, Fraction(0)) + Fraction(amount)
+        _add(self.pulya, seat, amount)
 
     def add_whists(self, writer: str, on: str, amount) -> None:
-        if amount:
-            self.whists[(writer, on)] = self.whists.get((writer, on), Fraction(0)) + Fraction(amount)
+        _add(self.whists, (writer, on), amount)
 
     def to_dict(self) -> dict:
         return {
@@ -56,6 +53,15 @@ class Writes:
         return {p: {"gora": number(self.gora.get(p, 0)), "pulya": number(self.pulya.get(p, 0)),
                     "whists": {q: number(self.whists.get((p, q), 0)) for q in players if q != p}}
                 for p in players}
+
+
+def _add(entries: dict, key, amount) -> None:
+    """Add a non-zero ``amount`` to one entry, exactly (a first entry is the amount itself:
+    Fraction arithmetic is slow, and most entries of a deal are written once)."""
+    if amount:
+        amount = Fraction(amount)
+        old = entries.get(key)
+        entries[key] = amount if old is None else old + amount
 
 
 def is_last_step(rules: Rules, step: int) -> bool:
@@ -162,12 +168,16 @@ class Pulka:
 
     def add(self, writes: Writes, sign: int = 1) -> None:
         """Write a deal into the pulka (``sign=-1`` takes it out again, exactly)."""
+        if sign != 1:
+            writes = Writes({s: sign * v for s, v in writes.gora.items()},
+                            {s: sign * v for s, v in writes.pulya.items()},
+                            {k: sign * v for k, v in writes.whists.items()})
         for seat, v in writes.gora.items():
-            self.gora[seat] += sign * v
+            self.gora[seat] += v
         for seat, v in writes.pulya.items():
-            self.pulya[seat] += sign * v
+            self.pulya[seat] += v
         for (writer, on), v in writes.whists.items():
-            self.whists[writer][on] += sign * v
+            self.whists[writer][on] += v
 
     def write_deal(self, rules: Rules, writes: Writes, order: Sequence[str] | None = None) -> DealWritten:
         """Write one deal's ``writes`` (raspasovka or contract) into the pulka under the pulya
@@ -249,6 +259,11 @@ class Pulka:
 
 def number(value: Fraction | int | float) -> int | float:
     """An integer where whole, a decimal otherwise (FORMATS.md)."""
+    kind = type(value)
+    if kind is int:                     # the common cases first: Fraction() of them is slow
+        return value
+    if kind is Fraction:
+        return value.numerator if value.denominator == 1 else float(value)
     f = Fraction(value)
     if f.denominator == 1:
         return int(f)

@@ -31,7 +31,7 @@ from transitions import Machine
 
 from .cards import Card, zone_names
 from .config import GameConfig
-from .deal import (AUCTION, CONTRACT_PHASE, KIND_RASPASOVKA, PLAYING, PRIKUP, WHISTING, Deal, Trick, CARD)
+from .deal import (AUCTION, CARD, CODES, CONTRACT_PHASE, KIND_RASPASOVKA, PLAYING, PRIKUP, WHISTING, Deal, Trick)
 from .deck import Deck
 from .events import BID, BUTTON, CONTRACT, MISERE, PLACED, VALUE_FIELD, WHIST, TableEvent
 from .bidding import MISERE_DEAL, contract_refusal
@@ -96,7 +96,7 @@ _MESSAGES = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Signal:
     """Something the tracker decided; ``kind`` plus fields.  Becomes a derived log line."""
 
@@ -104,8 +104,18 @@ class Signal:
     t: float
     data: dict = field(default_factory=dict)
 
+    def __init__(self, kind: str, t: float, data: dict | None = None):
+        # the slots' own setters: a frozen dataclass's generated __init__ goes through
+        # object.__setattr__, and a card played makes one or two signals
+        _SET_KIND(self, kind)
+        _SET_T(self, t)
+        _SET_DATA(self, {} if data is None else data)
+
     def to_dict(self) -> dict:
         return {"t": self.t, "kind": self.kind, **self.data}
+
+
+_SET_KIND, _SET_T, _SET_DATA = Signal.kind.__set__, Signal.t.__set__, Signal.data.__set__
 
 
 @dataclass
@@ -516,7 +526,7 @@ class DealTracker:
         if guessed:
             self.guessed.add((zone, card))
         trick, revoke = deal.play(zone, card)
-        signals = [Signal("play", t, {"deal": deal.number, "zone": zone, "card": str(card)})]
+        signals = [Signal("play", t, {"deal": deal.number, "zone": zone, "card": CODES[card]})]
         if revoke is not None:
             signals += self._signal_mistake(t, {"type": REVOKE, "zone": zone, "card": str(card),
                                                 "suit": revoke.suit})

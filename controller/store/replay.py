@@ -18,7 +18,7 @@ from typing import BinaryIO, Callable, Iterator
 from ..core.config import GameConfig
 from ..core.deck import Deck
 from ..core.errors import EventError, LogError
-from ..core.events import ErrorSink, TableEvent, read_events
+from ..core.events import ErrorSink, TableEvent, numbered_events, read_events
 from ..core.tracker import DealTracker, Signal
 from .lines import MAX_LINE, read_lines
 
@@ -89,23 +89,18 @@ def replay_file(path: str | Path, config: GameConfig, deck: Deck | None = None,
     ``on_signals(line_number, signals)`` with what each event's line made the tracker say.
     """
     tracker = DealTracker(config, deck)
-    line_number = [0]
-
-    def numbered(lines: Iterator[str]) -> Iterator[str]:
-        # read_events takes one line at a time, so when it yields an event the
-        # last line taken is that event's own
-        for line_number[0], line in enumerate(lines, start=1):
-            yield line
-
+    feed = tracker.feed
     with open_events(path) as fh:
         try:
-            lines = numbered(stream_lines(fh, on_error))
-            for n, event in enumerate(read_events(lines, tuple(tracker.zones), on_error), start=1):
-                signals = tracker.feed(event)
-                if on_signals is not None and signals:
-                    on_signals(line_number[0], signals)
-                if progress is not None and n % 10_000 == 0:
-                    progress(n, len(tracker.records))
+            lines = stream_lines(fh, on_error)
+            events = numbered_events(lines, tuple(tracker.zones), on_error)
+            for line_number, event in events:
+                signals = feed(event)
+                if signals and on_signals is not None:
+                    on_signals(line_number, signals)
+                # the tracker counts the events it was fed: the progress needs no counter of its own
+                if progress is not None and tracker.events_seen % 10_000 == 0:
+                    progress(tracker.events_seen, len(tracker.records))
         except OSError as exc:
             raise LogError(f"{path}: cannot read: {exc.strerror}") from None
     return tracker
