@@ -4,8 +4,9 @@ The service builds a :class:`TableSnapshot` on its loop thread after every
 table event and publishes it on the bus; the LEDs, displays, the terminal
 view, the web page and the club feed render it on their own threads, so
 nothing but the loop ever touches the live tracker.  Everything in it is
-immutable or a fresh JSON-ready value: what ``/api/state`` serves and the
-club feed's ``state`` message carries.  The field names follow FORMATS.md
+immutable or a fresh JSON-ready value: what ``/api/state`` serves; the club
+feed's ``state`` message carries a bounded subset of it (the table now, not the
+session's history: ``controller.app.mqtt.board_state``).  The field names follow FORMATS.md
 (the trick, deal-entry and pulka objects are its summary's).
 """
 
