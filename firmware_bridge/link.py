@@ -674,13 +674,17 @@ class HubLink:
         it is applied there, then the held frames from that one on.
 
         Frames held before the first gap (the holding began at a connect or a reboot) were
-        not lost and come first.  A reader whose STATE differs from what its own held frames
-        leave it at lost its last edge in the first gap after its last held frame; a reader
-        whose first held frame does not follow from the picture lost an edge before that
-        frame (in the last gap before it, else before the holding began)."""
+        not lost and come first.  A reader whose first held frame does not follow from the
+        picture lost an edge before that frame (in the last gap before it, else before the
+        holding began).  A reader whose STATE differs from what its own held frames leave
+        it at lost its last edge after its last held frame; with edge_ms, those lost edges
+        go in their time order, each at the earliest gap after its reader's held frames
+        and after every held frame the STATE dates earlier (a reader's last held edge is
+        the one the STATE's edge_ms is of, when nothing was lost after it)."""
         held, gaps = self._held, sorted(set(self._gaps_at))
         missed: dict[int, list[tuple[int, str | None, object]]] = {}   # held index -> lost there
-        fixes = 0
+        lost: list[tuple[int, str | None, object, int]] = []            # last edges: ..., earliest gap
+        dated: dict[int, object] = {}                                   # held index -> its edge_ms
         for reader in range(len(self._picture)):
             frames = [(i, f) for i, f in enumerate(held) if int(f.fields[0]) == reader]
             if frames:
@@ -697,19 +701,29 @@ class HubLink:
                 end = before
                 for _, f in frames:                  # as _apply_edge leaves it
                     end = f.fields[1] if f.verb == "SEEN" else (None if end == f.fields[1] else end)
-                last, lost_at = frames[-1][0], len(held)
+                last, unexplained = frames[-1][0], len(held)
             else:
-                end, last, lost_at = self._picture[reader], -1, 0
-                if end is not None and end == state[reader] and self._relaid(reader, when[reader]):
-                    fixes += 1
-                    missed.setdefault(gaps[0] if gaps else 0, []).extend(
-                        [(reader, None, when[reader]), (reader, end, when[reader])])
-                    continue
+                end, last, unexplained = self._picture[reader], -1, 0
+            earliest = min((g for g in gaps if g > last), default=unexplained)
             if end != state[reader]:
-                fixes += 1
-                missed.setdefault(min((g for g in gaps if g > last), default=lost_at), []).append(
-                    (reader, state[reader], when[reader]))
-        self._counters["state_fixes"] += fixes
+                lost.append((reader, state[reader], when[reader], earliest))
+            elif frames:
+                dated[last] = when[reader]
+            elif end is not None and self._relaid(reader, when[reader]):
+                lost += [(reader, None, when[reader], earliest), (reader, end, when[reader], earliest)]
+        self._counters["state_fixes"] += len(lost)
+        if all(isinstance(item[2], int) for item in lost):
+            lost.sort(key=lambda item: self._order_key(item[:3]))
+            floor = 0
+            for reader, uid, at, earliest in lost:
+                after = [i + 1 for i, t in dated.items() if isinstance(t, int)
+                         and self._order_key((0, None, t)) < self._order_key((0, None, at))]
+                lo = max([earliest, floor] + after)
+                floor = min((g for g in gaps if g >= lo), default=max(lo, earliest))
+                missed.setdefault(floor, []).append((reader, uid, at))
+        else:                                       # no edge_ms: each where its reader allows
+            for reader, uid, at, earliest in lost:
+                missed.setdefault(earliest, []).append((reader, uid, at))
         for i in range(len(held) + 1):
             self._apply_missed(missed.get(i, []))
             if i < len(held):

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 from firmware_bridge.link import HubLink
 
-from test_link import FAST_LINK, ZONES, A, B, C, RawHub, raw_ordered_rig, wait_for
+from test_link import FAST_LINK, ZONES, A, B, C, D, RawHub, raw_ordered_rig, wait_for
 
 
 @contextmanager
@@ -63,3 +63,27 @@ def test_a_tag_lifted_and_laid_back_inside_a_gap_is_lifted_and_laid_back():
         hub.send("SEEN", 2, C)
         assert wait_for(lambda: len(log) == 5)
         assert log[4] == ("placed", "seat3", C)
+
+
+def test_edges_lost_in_two_gaps_around_a_held_frame_keep_their_time_order():
+    # the fault soak's seed 1: SEEN-only losses, the GONE between them passes
+    with raw_ordered_rig() as (hub, link, log):
+        hub.send("STATE", "-", "-", f"{C}@50", "-")
+        assert wait_for(lambda: len(log) == 1)
+        hub.seq += 1                        # SEEN 1 B lost (t 100)
+        hub.send("GONE", 2, C)              # reveals the gap: held (t 200)
+        hub.seq += 2                        # SEEN 2 D lost (t 300), SEEN 0 A lost (t 400)
+        hub.send("STATE", f"{A}@400", f"{B}@100", f"{D}@300", "-")
+        assert wait_for(lambda: len(log) == 5)
+        assert log[1:] == [("placed", "seat2", B), ("removed", "seat3", C), ("placed", "seat3", D),
+                           ("placed", "seat1", A)]
+
+
+def test_an_edge_lost_after_a_held_frame_the_state_dates_comes_after_it():
+    with raw_ordered_rig() as (hub, link, log):
+        hub.seq += 1                        # SEEN 0 A lost (t 100)
+        hub.send("SEEN", 1, B)              # reveals the gap: held (t 200, the STATE says)
+        hub.seq += 1                        # SEEN 2 C lost (t 300)
+        hub.send("STATE", f"{A}@100", f"{B}@200", f"{C}@300", "-")
+        assert wait_for(lambda: len(log) == 3)
+        assert log == [("placed", "seat1", A), ("placed", "seat2", B), ("placed", "seat3", C)]
