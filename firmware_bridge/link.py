@@ -768,6 +768,12 @@ class HubLink:
                 self._outbox.append(OrderGuessed(zones))
             else:
                 missed = sorted(missed, key=self._order_key)
+                # a tag replaced by another: the STATE dates only the new one's SEEN; the old
+                # one's GONE came at some time before it, maybe before every other change
+                # here (a deal's last cards lifted before the next deal's first is laid)
+                for reader, uid, _ in missed:
+                    if uid is not None and self._picture[reader] not in (None, uid):
+                        self._set(reader, None)
         for reader, uid, at in missed:
             self._set(reader, uid)
             if isinstance(at, int):

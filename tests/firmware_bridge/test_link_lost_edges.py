@@ -87,3 +87,15 @@ def test_an_edge_lost_after_a_held_frame_the_state_dates_comes_after_it():
         hub.send("STATE", f"{A}@100", f"{B}@200", f"{C}@300", "-")
         assert wait_for(lambda: len(log) == 3)
         assert log == [("placed", "seat1", A), ("placed", "seat2", B), ("placed", "seat3", C)]
+
+
+def test_a_tag_replaced_unheard_is_lifted_before_the_other_changes():
+    # a deal's last cards lifted, the next deal's first laid: the STATE dates only the SEENs
+    with raw_ordered_rig() as (hub, link, log):
+        hub.send("STATE", f"{A}@10", f"{B}@20", "-", "-")
+        assert wait_for(lambda: len(log) == 2)
+        hub.seq += 4                        # GONE 0 A, GONE 1 B, SEEN 3 D, SEEN 0 C lost
+        hub.send("STATE", f"{C}@400", "-@200", "-", f"{D}@300")
+        assert wait_for(lambda: len(log) == 6)
+        assert log[2:] == [("removed", "seat1", A), ("removed", "seat2", B), ("placed", "prikup", D),
+                           ("placed", "seat1", C)]
