@@ -682,6 +682,8 @@ class HubLink:
         and after every held frame the STATE dates earlier (a reader's last held edge is
         the one the STATE's edge_ms is of, when nothing was lost after it)."""
         held, gaps = self._held, sorted(set(self._gaps_at))
+        log.debug("STATE %s %s after held %s (gaps at %s), picture %s", state, when,
+                  [f"{f.verb} {f.fields[0]} {f.fields[1]}" for f in held], gaps, self._picture)
         missed: dict[int, list[tuple[int, str | None, object]]] = {}   # held index -> lost there
         lost: list[tuple[int, str | None, object, int]] = []            # last edges: ..., earliest gap
         dated: dict[int, object] = {}                                   # held index -> its edge_ms
