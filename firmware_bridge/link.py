@@ -13,9 +13,12 @@ the order of the readers' ``edge_ms`` (ties: reader order, the order the hub
 polls and reports in; a reader with no edge since boot changed before all
 that have one).  When that order cannot be known -- a hub that sends no
 ``edge_ms``, two readers unchanged since boot, a difference on a reader whose
-later edges were held -- they are applied in reader order and the link says
-so: ``on_order_guessed(zones)`` is called, on the reader thread, just before
-the events of those zones (in the order they will come) reach ``on_event``.
+later edges were held -- the link says so: ``on_order_guessed(zones)`` is
+called, on the reader thread, just before the events of those zones (in the
+order they will come) reach ``on_event``; they are applied lifts first (a lift
+decides no trick), then the tags laid by their ``edge_ms`` if each has one,
+else in reader order.  A tag replaced by another is lifted before the other
+changes too: the STATE dates only its successor's SEEN.
 Frames held before a gap (since a connect or a reboot) come before what the
 gap lost; a tag lifted and laid back unheard (a STATE with the same uid and a
 newer ``edge_ms``) is lifted and laid back, at its edge's time.
@@ -757,25 +760,34 @@ class HubLink:
 
     def _apply_missed(self, missed: list[tuple[int, str | None, object]]) -> None:
         """Apply missed differences ``(reader, uid, when)`` in the order they happened
-        if the STATE's edge_ms tell it, else in reader order with the guess signalled."""
+        if the STATE's edge_ms tell it, else with the guess signalled: the lifts first
+        (a lift decides no trick, and a deal's last cards are lifted before the next
+        deal's first is laid), then the laid tags by their edge_ms if each has one, else
+        in reader order."""
         zoned = [m for m in missed if self._zone(m[0]) is not None]
         if len(zoned) >= 2:
             unknown = sum(1 for m in zoned if m[2] == UNKNOWN)
             before_boot = sum(1 for m in zoned if m[2] == BEFORE_BOOT)
             if unknown or before_boot >= 2:
-                zones = tuple(self._zone(m[0]) for m in zoned)
+                lifts = [m for m in missed if m[1] is None]
+                lays = [m for m in missed if m[1] is not None]
+                if all(isinstance(m[2], int) for m in lays):
+                    lays.sort(key=self._order_key)
+                else:
+                    lays.sort(key=lambda m: m[0])
+                missed = lifts + lays
+                zones = tuple(self._zone(m[0]) for m in missed if self._zone(m[0]) is not None)
                 self._counters["orders_guessed"] += 1
-                log.info("table hub: the order of missed changes on %s is unknown; applied in reader "
-                         "order", ", ".join(zones))
+                log.info("table hub: the order of missed changes on %s is unknown; applied lifts "
+                         "first", ", ".join(zones))
                 self._outbox.append(OrderGuessed(zones))
             else:
                 missed = sorted(missed, key=self._order_key)
-                # a tag replaced by another: the STATE dates only the new one's SEEN; the old
-                # one's GONE came at some time before it, maybe before every other change
-                # here (a deal's last cards lifted before the next deal's first is laid)
-                for reader, uid, _ in missed:
-                    if uid is not None and self._picture[reader] not in (None, uid):
-                        self._set(reader, None)
+        # a tag replaced by another: the STATE dates only the new one's SEEN; the old one's
+        # GONE came at some time before it, maybe before every other change here
+        for reader, uid, _ in missed:
+            if uid is not None and self._picture[reader] not in (None, uid):
+                self._set(reader, None)
         for reader, uid, at in missed:
             self._set(reader, uid)
             if isinstance(at, int):

@@ -99,3 +99,20 @@ def test_a_tag_replaced_unheard_is_lifted_before_the_other_changes():
         assert wait_for(lambda: len(log) == 6)
         assert log[2:] == [("removed", "seat1", A), ("removed", "seat2", B), ("placed", "prikup", D),
                            ("placed", "seat1", C)]
+
+
+def test_a_guess_applies_every_lift_first_and_the_laid_tags_by_their_edge_ms():
+    # the soak's restart at a deal's end (seed 18 under load): the last trick lifted, the next
+    # deal's first card laid; a lift whose time no STATE tells makes the order a guess (said),
+    # but every lift -- a replaced tag's too -- comes before the tags laid, and those go by edge_ms
+    E = "0A0B0C0D"
+    with raw_ordered_rig() as (hub, link, log):
+        hub.send("STATE", f"{A}@10", f"{B}@20", "-", "-")
+        assert wait_for(lambda: len(log) == 2)
+        hub.seq += 4                        # GONE 0 A, GONE 1 B, SEEN 3 E (t 300), SEEN 1 C (t 400) lost
+        hub.send("SEEN", 0, D)              # reveals the gap: held (t 500)
+        hub.send("STATE", f"{D}@500", f"{C}@400", "-", f"{E}@300")
+        assert wait_for(lambda: len(log) == 8)
+        assert log[2] == ("guessed", ("seat1", "prikup", "seat2"))
+        assert sorted(log[3:5]) == [("removed", "seat1", A), ("removed", "seat2", B)]
+        assert log[5:] == [("placed", "prikup", E), ("placed", "seat2", C), ("placed", "seat1", D)]
