@@ -622,8 +622,9 @@ class HubLink:
         if self._phase in ("hello", "incompatible"):
             self._hello_at = None
             self._phase = "snap"
+            # a link state change: WARNING, so that it shows under systemd without -v (issue 10)
             self._status(f"table hub {fw_version} (boot {boot_id}, {info.readers} readers) "
-                         f"connected at {self.url}")
+                         f"connected at {self.url}", logging.WARNING)
             self._holding = True
             self._send_snap()
         elif rebooted:
