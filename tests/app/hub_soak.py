@@ -50,6 +50,7 @@ POLL = 0.01          # s between two looks at the game log
 LINE_FAULTS = ("drop", "corrupt", "garbage")
 EDGES = ("SEEN", "GONE")
 NO_DEVICE = "no such device"     # firmware_bridge.link.describe_open_error, once per outage
+CONNECTED = ") connected at "    # the link's WARNING line at each handshake
 
 
 @dataclass
@@ -214,6 +215,14 @@ class SoakTable:
         self.wait_until(f"{want[0]} plays and the table {want[1]}", lambda: self.logged() == want)
         self.unconfirmed.clear()
 
+    def wait_connected(self, before: int) -> None:
+        """Wait for the host's next handshake.  Edges the hub sends while the host has its
+        port closed are lost without a trace (it flushes its input when it opens): a lift
+        lost so, before a lay the host does hear, has no time, and the host rightly says
+        the order was guessed and waits for `confirm` -- a real loss, not what this soak
+        checks (cards laid while the service is down are heard, from the STATE)."""
+        self.wait_until("the host's handshake", lambda: self.said(CONNECTED) > before)
+
     def said(self, words: str) -> int:
         return self.stderr().count(words)
 
@@ -253,23 +262,28 @@ class SoakTable:
             emu.reboot()
             self.evidence.boots.append(emu.boot_id)
         elif fault.kind == "silence":
-            timeouts = self.said("no HB for")
+            timeouts, connects = self.said("no HB for"), self.said(CONNECTED)
             emu.go_silent(10 * HANG)            # hung until the host has given up on it
             self.wait_until("reconnect after the silence", lambda: self.said("no HB for") > timeouts)
             emu.clear_faults()
+            self.wait_connected(connects)
         elif fault.kind == "unplug":
             # the host has noticed once it tries to open the port again (one line each time)
             reopening = self.said(NO_DEVICE)
             self.sync(i)                        # as for a reboot
+            connects = self.said(CONNECTED)
             emu.unplug()
             self.wait_until("the host trying to reopen after the unplug", lambda: self.said(NO_DEVICE) > reopening)
             emu.replug()
+            self.wait_connected(connects)
             self.evidence.boots.append(emu.boot_id)
         elif fault.kind == "sigkill":
             self.proc.kill()
             self.evidence.kills.append(self.proc.wait())
             self.lay_while_down(i)
+            connects = self.said(CONNECTED)
             self.start()
+            self.wait_connected(connects)
         else:
             raise ValueError(fault.kind)
 
