@@ -27,6 +27,7 @@ import tempfile
 import threading
 import time
 import tty
+from collections import Counter
 from typing import Callable, Iterable, Sequence
 
 from controller.core.cards import DECK, Card, seat_names, zone_names
@@ -145,7 +146,8 @@ class HubEmulator:
     or fails them, and injects line faults; every call takes the emulator's lock,
     so it happens between two turns of the firmware's loop.  What the host set is
     kept in :attr:`leds`, :attr:`text_rows`, :attr:`beeps` and :attr:`cfg` (as
-    the firmware did it); every host frame in :attr:`received`.
+    the firmware did it); every host frame in :attr:`received`; the line faults
+    done in :attr:`line_faults`.
 
     ``poll_ms``/``absent_ms`` (``None``: the firmware's defaults, 25 and 300)
     start the hub as a host's CFG would; ``hb_ms``, ``state_ms``, ``proto`` and
@@ -173,6 +175,7 @@ class HubEmulator:
 
         self.cfg: dict[str, int] = {}
         self.received: list[Frame] = []
+        self.line_faults: Counter[str] = Counter()   # frames dropped/corrupted, garbage sent (a test's proof)
         self.host_hello = threading.Event()        # the host has said HELLO (a script waits for it)
         self.link_path: str | None = None
 
@@ -523,6 +526,7 @@ class HubEmulator:
         """Write raw bytes on the line (noise, a partial frame, ...)."""
         with self._lock:
             self._write(data)
+            self.line_faults["garbage"] += 1
 
     def clear_faults(self) -> None:
         """Forget pending drop/corrupt/ignore faults and end a silence."""
@@ -678,8 +682,10 @@ class HubEmulator:
             verb = head[1].decode("ascii", "replace") if len(head) > 1 else ""
             if self._take(self._drop, verb):
                 log.debug("emulator drops %r", data)
+                self.line_faults["dropped"] += 1
                 return
             if self._take(self._corrupt, verb):
+                self.line_faults["corrupted"] += 1
                 crc = int(data[-5:-1], 16) ^ 0x0101
                 data = data[:-5] + b"%04X\n" % crc
             if verb in ("SEEN", "GONE"):

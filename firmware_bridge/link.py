@@ -13,9 +13,15 @@ the order of the readers' ``edge_ms`` (ties: reader order, the order the hub
 polls and reports in; a reader with no edge since boot changed before all
 that have one).  When that order cannot be known -- a hub that sends no
 ``edge_ms``, two readers unchanged since boot, a difference on a reader whose
-later edges were held -- they are applied in reader order and the link says
-so: ``on_order_guessed(zones)`` is called, on the reader thread, just before
-the events of those zones (in the order they will come) reach ``on_event``.
+later edges were held -- the link says so: ``on_order_guessed(zones)`` is
+called, on the reader thread, just before the events of those zones (in the
+order they will come) reach ``on_event``; they are applied lifts first (a lift
+decides no trick), then the tags laid by their ``edge_ms`` if each has one,
+else in reader order.  A tag replaced by another is lifted before the other
+changes too: the STATE dates only its successor's SEEN.
+Frames held before a gap (since a connect or a reboot) come before what the
+gap lost; a tag lifted and laid back unheard (a STATE with the same uid and a
+newer ``edge_ms``) is lifted and laid back, at its edge's time.
 """
 
 from __future__ import annotations
@@ -149,6 +155,9 @@ class HubLink:
     ``on_status`` receives one-line human messages (connected, lost, errors).
     ``on_order_guessed`` receives the zones of missed changes applied in a
     guessed order, just before their events (see the module's docstring).
+    ``picture`` (a uid or ``None`` per reader) is what the host believes lies
+    there before the first STATE, e.g. a resumed game's cards: that STATE then
+    reports only what changed meanwhile.
     """
 
     def __init__(self, url: str, zones: Sequence[str | None], on_event: Callable[[TableEvent], None],
@@ -156,7 +165,8 @@ class HubLink:
                  reply_timeout: float = 0.5, retries: int = 3,
                  reopen_backoff: tuple[float, float] = (0.1, 2.0),
                  on_status: Callable[[str], None] | None = None, *, baudrate: int = BAUDRATE,
-                 on_order_guessed: Callable[[tuple[str, ...]], None] | None = None):
+                 on_order_guessed: Callable[[tuple[str, ...]], None] | None = None,
+                 picture: Sequence[str | None] = ()):
         self.url = url
         self.zones = tuple(zones)
         self._on_event = on_event
@@ -177,7 +187,9 @@ class HubLink:
         self._parser = FrameParser("hub")
         self._counters: Counter[str] = Counter()
 
-        self._picture: list[str | None] = [None] * len(self.zones)
+        # what the host believes lies on each reader (``picture``: a resumed game's), until a STATE says
+        self._picture: list[str | None] = (list(picture) + [None] * len(self.zones))[:max(len(self.zones),
+                                                                                          len(picture))]
         self._hub_info: HubInfo | None = None
         self._boot_id: str | None = None
         self.error: ProtocolError | None = None       # protocol version mismatch, None once ready
@@ -189,6 +201,8 @@ class HubLink:
         self._boot_settle: float | None = None    # when a restart was seen, until its scans are done
         self._holding = True
         self._held: list[Frame] = []
+        self._gaps_at: list[int] = []      # where in _held frames were lost (the frame after the loss)
+        self._edge_at: dict[int, int] = {}   # reader -> the edge_ms its picture is from (the last STATE's)
         self._outbox: list[TableEvent | OrderGuessed] = []
         self._last_t = -math.inf
 
@@ -414,6 +428,8 @@ class HubLink:
             self._dead = None
             self._hub_seq = None
             self._holding = True                    # a reconnect: hold until a STATE
+            if self._held:                          # what came while the link was down is lost
+                self._gaps_at.append(len(self._held))
             self._phase = "hello"
             self._snap_at = None
             self._last_hb_at = time.monotonic()
@@ -561,6 +577,7 @@ class HubLink:
         self._counters["gaps"] += 1
         log.info("table hub frames lost: expected seq %d, got %d; asking for its STATE", expected, got)
         self._holding = True
+        self._gaps_at.append(len(self._held))
         if self._snap_at is None:
             self._send_snap()
 
@@ -583,7 +600,7 @@ class HubLink:
             self.error = ProtocolError(f"hub speaks protocol {int(proto)}, this host speaks {PROTO_VERSION}")
             self._hello_at = None
             self._snap_at = None
-            self._held.clear()
+            self._clear_held()
             self._ready.clear()
             if self._phase != "incompatible":
                 self._phase = "incompatible"
@@ -597,6 +614,7 @@ class HubLink:
         if len(self._picture) < info.readers:
             self._picture += [None] * (info.readers - len(self._picture))
         if rebooted:
+            self._edge_at.clear()                   # its uptime began again: edge times start anew
             self._counters["reboots"] += 1
             self._boot_settle = time.monotonic()
             self._status(f"table hub restarted (boot {boot_id}); asking for its STATE", logging.WARNING)
@@ -646,6 +664,9 @@ class HubLink:
             self._replay_held(state, when)
         else:
             self._apply_state(state, when)
+        # the picture is now this STATE's: a later STATE with the same tag but another
+        # edge_ms means that tag was lifted and laid again unheard
+        self._edge_at = {reader: at for reader, at in enumerate(when) if isinstance(at, int)}
         if self._phase == "snap":
             self._phase = "ready"
             self.error = None
@@ -653,52 +674,127 @@ class HubLink:
             self._flush_queue()
 
     def _replay_held(self, state: list[str | None], when: list) -> None:
-        """PROTOCOL.md: apply what the gap lost first, then the held frames."""
-        first: dict[int, Frame] = {}
-        for frame in self._held:
-            first.setdefault(int(frame.fields[0]), frame)
-        missed = []
+        """PROTOCOL.md: what a gap lost happened before the frame that revealed the gap, so
+        it is applied there, then the held frames from that one on.
+
+        Frames held before the first gap (the holding began at a connect or a reboot) were
+        not lost and come first.  A reader whose first held frame does not follow from the
+        picture lost an edge before that frame (in the last gap before it, else before the
+        holding began).  A reader whose STATE differs from what its own held frames leave
+        it at lost its last edge after its last held frame; with edge_ms, those lost edges
+        go in their time order, each at the earliest gap after its reader's held frames
+        and after every held frame the STATE dates earlier (a reader's last held edge is
+        the one the STATE's edge_ms is of, when nothing was lost after it)."""
+        held, gaps = self._held, sorted(set(self._gaps_at))
+        log.debug("STATE %s %s after held %s (gaps at %s), picture %s", state, when,
+                  [f"{f.verb} {f.fields[0]} {f.fields[1]}" for f in held], gaps, self._picture)
+        missed: dict[int, list[tuple[int, str | None, object]]] = {}   # held index -> lost there
+        lost: list[tuple[int, str | None, object, int]] = []            # last edges: ..., earliest gap
+        dated: dict[int, object] = {}                                   # held index -> its edge_ms
         for reader in range(len(self._picture)):
-            frame = first.get(reader)
-            if frame is None:
-                before, at = state[reader], when[reader]
-            elif frame.verb == "GONE":              # the reader as it was just before that frame
-                before, at = frame.fields[1], UNKNOWN
-            else:                                   # SEEN: empty -- unless it is a tag the host
-                uid = frame.fields[1]               # already shows, re-announced (a hub after a
-                before = uid if self._picture[reader] == uid else None    # boot): invent nothing
-                at = UNKNOWN                        # its edge_ms is the held edge's, not this one's
-            if self._picture[reader] != before:
-                missed.append((reader, before, at))
-        self._apply_missed(missed)
-        for frame in self._held:
-            self._apply_edge(frame)
-        self._held.clear()
+            frames = [(i, f) for i, f in enumerate(held) if int(f.fields[0]) == reader]
+            if frames:
+                i, frame = frames[0]
+                if frame.verb == "GONE":            # the reader as it was just before that frame
+                    before = frame.fields[1]
+                else:                               # SEEN: empty -- unless it is a tag the host
+                    uid = frame.fields[1]           # already shows, re-announced (a hub after a
+                    before = uid if self._picture[reader] == uid else None    # boot): invent nothing
+                if self._picture[reader] != before:
+                    # its edge_ms is a held edge's, not this one's: its time is unknown
+                    missed.setdefault(max((g for g in gaps if g <= i), default=0), []).append(
+                        (reader, before, UNKNOWN))
+                end = before
+                for _, f in frames:                  # as _apply_edge leaves it
+                    end = f.fields[1] if f.verb == "SEEN" else (None if end == f.fields[1] else end)
+                last, unexplained = frames[-1][0], len(held)
+            else:
+                end, last, unexplained = self._picture[reader], -1, 0
+            earliest = min((g for g in gaps if g > last), default=unexplained)
+            if end != state[reader]:
+                lost.append((reader, state[reader], when[reader], earliest))
+            elif frames:
+                dated[last] = when[reader]
+            elif end is not None and self._relaid(reader, when[reader]):
+                lost += [(reader, None, when[reader], earliest), (reader, end, when[reader], earliest)]
+        self._counters["state_fixes"] += len(lost)
+        if all(isinstance(item[2], int) for item in lost):
+            lost.sort(key=lambda item: self._order_key(item[:3]))
+            floor = 0
+            for reader, uid, at, earliest in lost:
+                after = [i + 1 for i, t in dated.items() if isinstance(t, int)
+                         and self._order_key((0, None, t)) < self._order_key((0, None, at))]
+                lo = max([earliest, floor] + after)
+                floor = min((g for g in gaps if g >= lo), default=max(lo, earliest))
+                missed.setdefault(floor, []).append((reader, uid, at))
+        else:                                       # no edge_ms: each where its reader allows
+            for reader, uid, at, earliest in lost:
+                missed.setdefault(earliest, []).append((reader, uid, at))
+        for i in range(len(held) + 1):
+            self._apply_missed(missed.get(i, []))
+            if i < len(held):
+                self._apply_edge(held[i])
+        self._clear_held()
         self._holding = False
-        self._apply_state(state, when)              # anything still off (a second gap)
+        self._apply_state(state, when)              # anything still off
+
+    def _clear_held(self) -> None:
+        self._held.clear()
+        self._gaps_at.clear()
 
     def _apply_state(self, state: list[str | None], when: list) -> None:
-        missed = [(reader, uid, when[reader]) for reader, uid in enumerate(state) if self._picture[reader] != uid]
+        missed = []
+        for reader, uid in enumerate(state):
+            if self._picture[reader] != uid:
+                missed.append((reader, uid, when[reader]))
+            elif uid is not None and self._relaid(reader, when[reader]):
+                missed += [(reader, None, when[reader]), (reader, uid, when[reader])]
         self._counters["state_fixes"] += len(missed)
         self._apply_missed(missed)
 
+    def _relaid(self, reader: int, at: object) -> bool:
+        """The tag the picture shows on ``reader`` was lifted and laid back while the
+        frames saying so were lost: the same uid with a newer edge_ms than the STATE the
+        picture is from (and no edge heard since)."""
+        known = self._edge_at.get(reader)
+        return isinstance(at, int) and known is not None and at != known
+
     def _apply_missed(self, missed: list[tuple[int, str | None, object]]) -> None:
         """Apply missed differences ``(reader, uid, when)`` in the order they happened
-        if the STATE's edge_ms tell it, else in reader order with the guess signalled."""
+        if the STATE's edge_ms tell it, else with the guess signalled: the lifts first
+        (a lift decides no trick, and a deal's last cards are lifted before the next
+        deal's first is laid), then the laid tags by their edge_ms if each has one, else
+        in reader order."""
         zoned = [m for m in missed if self._zone(m[0]) is not None]
         if len(zoned) >= 2:
             unknown = sum(1 for m in zoned if m[2] == UNKNOWN)
             before_boot = sum(1 for m in zoned if m[2] == BEFORE_BOOT)
             if unknown or before_boot >= 2:
-                zones = tuple(self._zone(m[0]) for m in zoned)
+                lifts = [m for m in missed if m[1] is None]
+                lays = [m for m in missed if m[1] is not None]
+                if all(isinstance(m[2], int) for m in lays):
+                    lays.sort(key=self._order_key)
+                else:
+                    lays.sort(key=lambda m: m[0])
+                missed = lifts + lays
+                zones = tuple(self._zone(m[0]) for m in missed if self._zone(m[0]) is not None)
                 self._counters["orders_guessed"] += 1
-                log.info("table hub: the order of missed changes on %s is unknown; applied in reader "
-                         "order", ", ".join(zones))
+                log.info("table hub: the order of missed changes on %s is unknown; applied lifts "
+                         "first", ", ".join(zones))
                 self._outbox.append(OrderGuessed(zones))
             else:
                 missed = sorted(missed, key=self._order_key)
+        # a tag replaced by another: the STATE dates only the new one's SEEN; the old one's
+        # GONE came at some time before it, maybe before every other change here
         for reader, uid, _ in missed:
+            if uid is not None and self._picture[reader] not in (None, uid):
+                self._set(reader, None)
+        for reader, uid, at in missed:
             self._set(reader, uid)
+            if isinstance(at, int):
+                self._edge_at[reader] = at          # the picture is from that edge now
+            else:
+                self._edge_at.pop(reader, None)
 
     def _order_key(self, item: tuple[int, str | None, object]) -> tuple[int, int, int]:
         reader, _, at = item
@@ -710,6 +806,7 @@ class HubLink:
 
     def _apply_edge(self, frame: Frame) -> None:
         reader, uid = int(frame.fields[0]), frame.fields[1]
+        self._edge_at.pop(reader, None)             # a newer edge than the last STATE's
         if reader >= len(self._picture):
             log.warning("table hub reports reader %d, it announced %d readers", reader, len(self._picture))
             return

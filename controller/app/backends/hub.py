@@ -73,7 +73,8 @@ class HubSource:
     construction (so outputs can use it); the port is opened by :meth:`start`."""
 
     def __init__(self, game, config: HubConfig, clock: Callable[[], float],
-                 on_status: Callable[[str], None] | None = None, url: str | None = None):
+                 on_status: Callable[[str], None] | None = None, url: str | None = None,
+                 tracker=None):
         from firmware_bridge.link import HubLink
 
         self.absent_ms = config.absent_ms
@@ -82,13 +83,14 @@ class HubSource:
         self._guessed: set[str] = set()     # zones whose next edge came in a guessed order
         self.link = HubLink(url or config.port, config.reader_zones(game), self._forward, clock=clock,
                             on_status=self._status, baudrate=config.baudrate,
-                            on_order_guessed=self._order_guessed)
+                            on_order_guessed=self._order_guessed,
+                            picture=lying(tracker, config.reader_zones(game)))
 
     def _order_guessed(self, zones) -> None:
-        """The link applied missed changes in reader order (no ``edge_ms``): their events are
+        """The link applied missed changes in reader order (no ``edge_ms`` told it): their events are
         marked, so the tracker shows it and waits for ``confirm`` (PROTOCOL.md)."""
-        log.warning("hub: the order of the cards on %s was guessed (the hub sends no edge_ms)",
-                    ", ".join(zones))
+        log.warning("hub: the order of the cards on %s was guessed (lost frames, and the hub could "
+                    "not tell when they changed)", ", ".join(zones))
         self._guessed.update(zones)
 
     def _forward(self, event: TableEvent) -> None:
@@ -113,6 +115,20 @@ class HubSource:
         self.link.stop()
 
 
+def lying(tracker, zones) -> list[str | None]:
+    """The uid on each reader as a resumed game left it (``tracker.present``, and the
+    tags that are not cards): the link's picture before its first STATE.  A restarted
+    service then hears of a card lifted while it was down (else that card stayed on
+    the table for ever and the next deal could not start: "table not clear"), and of
+    no card that merely still lies there."""
+    if tracker is None:
+        return []
+    uid_of = {card: uid for uid, card in tracker.deck.cards.items()} if tracker.deck is not None else {}
+    by_zone = dict(tracker.unknown_present)
+    by_zone.update((zone, uid_of[card]) for zone, card in tracker.present if card in uid_of)
+    return [by_zone.get(zone) if zone else None for zone in zones]
+
+
 def source(config: HubConfig, ctx) -> HubSource:
     service = getattr(ctx, "service", None)
 
@@ -122,7 +138,8 @@ def source(config: HubConfig, ctx) -> HubSource:
             from ..screen import link_state
             service.set_link("connected" if src.link.ready else "waiting", link_state(src.link, config.port))
 
-    src = HubSource(ctx.settings.game, config, ctx.clock, on_status=link_changed)
+    src = HubSource(ctx.settings.game, config, ctx.clock, on_status=link_changed,
+                    tracker=getattr(service, "tracker", None))
     ctx.link = src.link
     if service is not None:
         service.set_link("waiting", f"waiting for hub on {config.port}")

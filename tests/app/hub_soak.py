@@ -1,0 +1,298 @@
+"""Issue 10's fault soak harness: players at an emulated hub, a hostile line, a killed service.
+
+One :class:`SoakTable` is one seeded session: ``preftable run`` (a real
+subprocess, hub backend) reads a :class:`~firmware_bridge.emulator.HubEmulator`
+on a pty; the harness lays and lifts the cards of simulated raspasovka deals
+(:class:`~controller.app.sim.TableSimulator`, with its table noise) on the
+emulator's virtual readers, as players would, and between moves injects the
+faults the seed chose: dropped or corrupted frames (1-4 in a row, of any verb
+or of the edges only), garbage on the line, a hub reboot while a trick lies
+on the table, a silence the host must notice, an unplug and replug, and a
+SIGKILL of the service followed by a restart on the same log dir.
+
+Nothing waits on time.  Every card is reported by the firmware at once, in
+play order (``HubEmulator.flip`` runs its polls on its own clock, so each edge
+has a later ``edge_ms`` than the one before); a card stays on its reader until
+the service has logged it (PROTOCOL.md: a tag laid and lifted inside a gap is
+never seen, on a real table too); a silence and an unplug end only when the
+service has said it lost the link.  Waits poll the game log (the facts) under
+a generous deadline that only bounds a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import string
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controller.app.sim import Noise, TableSimulator, make_deck
+from controller.core.config import GameConfig
+from controller.core.events import PLACED, REMOVED, TableEvent
+from controller.core.tracker import DealTracker
+from controller.store.gamelog import SessionLog
+from firmware_bridge.emulator import HubEmulator
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT / "bench") not in sys.path:
+    sys.path.insert(0, str(ROOT / "bench"))
+from bench_resume import start_service  # noqa: E402  (one way to start `run` and wait for READY=1)
+
+GAME = GameConfig()
+ZONES = ("seat1", "seat2", "seat3", "prikup")          # reader i is ZONES[i] (the hub backend's default)
+READER = {zone: i for i, zone in enumerate(ZONES)}
+HANG = 60.0          # s: a wait that takes this long is a hang (a lost card), never a slow machine
+POLL = 0.01          # s between two looks at the game log
+LINE_FAULTS = ("drop", "corrupt", "garbage")
+EDGES = ("SEEN", "GONE")
+NO_DEVICE = "no such device"     # firmware_bridge.link.describe_open_error, once per outage
+CONNECTED = ") connected at "    # the link's WARNING line at each handshake
+
+
+@dataclass
+class Fault:
+    """One fault, applied just before move ``at`` of the session's plan."""
+
+    at: int
+    kind: str                  # drop, corrupt, garbage, reboot, silence, unplug, sigkill
+    count: int = 0             # frames dropped or corrupted in a row
+    verbs: tuple[str, ...] | None = None
+    data: bytes = b""
+
+
+@dataclass
+class Evidence:
+    """What the faults did, for the test to prove they happened."""
+
+    kills: list[int] = field(default_factory=list)      # the killed services' exit statuses
+    starts: int = 0
+    laid_while_down: int = 0
+    boots: list[str] = field(default_factory=list)    # the hub's boot ids, one per (re)boot
+    faults: list[str] = field(default_factory=list)
+
+
+def deals_of(seed: int, deals: int):
+    """The deck, the table events of ``deals`` deals played with table noise, and the
+    summary a tracker fed those events directly gives (the clean run)."""
+    deck = make_deck(seed)
+    events = list(TableSimulator(GAME, seed=seed, deck=deck, noise=Noise.demo()).deals(deals))
+    clean = DealTracker(GAME, deck)
+    plays = [0]                     # plays[i]: plays the clean tracker made from events[:i]
+    for event in events:
+        plays.append(plays[-1] + sum(s.kind == "play" for s in clean.feed(event)))
+    return deck, events, plays, clean.summary()
+
+
+def choose_faults(rng: random.Random, events: list[TableEvent], silence: bool) -> list[Fault]:
+    """Faults at moves the seed picks: bursts of line faults everywhere, one reboot while
+    cards lie on the table, one unplug, one SIGKILL, and a silence if asked for."""
+    n = len(events)
+    faults = []
+    for at in sorted(rng.sample(range(1, n), min(n - 1, 12))):
+        kind = rng.choice(LINE_FAULTS)
+        if kind == "garbage":
+            faults.append(Fault(at, kind, data=_garbage(rng)))
+        else:
+            faults.append(Fault(at, kind, rng.randint(1, 4), rng.choice([None, EDGES, ("SEEN",)])))
+    lying = _moves_with_cards_lying(events)
+    faults.append(Fault(rng.choice(lying), "reboot"))
+    faults.append(Fault(rng.randrange(n // 4, n), "unplug"))
+    faults.append(Fault(rng.randrange(n // 4, 3 * n // 4), "sigkill"))
+    if silence:
+        faults.append(Fault(rng.randrange(1, n), "silence"))
+    return sorted(faults, key=lambda f: f.at)
+
+
+def _garbage(rng: random.Random) -> bytes:
+    """Line noise: printable junk, a torn frame, a bare CR -- with or without a newline after."""
+    junk = "".join(rng.choice(string.printable[:94]) for _ in range(rng.randint(1, 60)))
+    pick = rng.choice([junk, "$" + junk, "$12 SEEN 0 " + junk[:8], junk + "*0000", "\r"])
+    return (pick + rng.choice(["", "\n", "\r\n"])).encode("ascii")
+
+
+def _moves_with_cards_lying(events: list[TableEvent]) -> list[int]:
+    """Indices of moves made while at least one card lies on a reader (mid-trick)."""
+    lying: set[str] = set()
+    out = []
+    for i, event in enumerate(events):
+        if lying:
+            out.append(i)
+        if event.event == PLACED:
+            lying.add(event.zone)
+        elif event.event == REMOVED:
+            lying.discard(event.zone)
+    return out
+
+
+class SoakTable:
+    """One soak session: the emulated hub, the service, and the players' hands on the readers."""
+
+    def __init__(self, tmp: Path, seed: int, deals: int, silence: bool):
+        self.tmp = tmp
+        self.rng = random.Random(seed)
+        self.deck, self.events, self.plays, self.clean = deals_of(seed, deals)
+        self.faults = choose_faults(self.rng, self.events, silence)
+        self.logs = tmp / "logs"
+        self.err = tmp / "service.err"
+        self.deck_path = tmp / "deck.toml"
+        self.deck_path.write_text(self.deck.to_toml())
+        self.emu = HubEmulator(readers=len(ZONES))
+        self.emu.open_pty()
+        self.cfg = tmp / "table.toml"
+        self.cfg.write_text(f'[readers]\nbackend = "hub"\n[hub]\nport = "{self.emu.link_path}"\n'
+                            '[display]\nkind = "hub"\n')
+        self.proc = None
+        self.unconfirmed: set[str] = set()     # zones whose card the service may not have yet
+        self.evidence = Evidence(boots=[self.emu.boot_id])
+
+    # ------------------------------------------------------------------ the service
+
+    def start(self) -> None:
+        _, self.proc = start_service(self.cfg, self.logs, self.deck_path,
+                                     str(self.tmp / f"notify{self.evidence.starts}"), self.err)
+        self.evidence.starts += 1
+
+    def stop(self) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(HANG)
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.emu.close()
+
+    def stderr(self) -> str:
+        return self.err.read_text(errors="replace") if self.err.exists() else ""
+
+    def session(self) -> SessionLog:
+        (folder,) = SessionLog.sessions(self.logs)
+        return SessionLog(folder)
+
+    # ------------------------------------------------------------------ facts
+
+    def logged(self) -> tuple[int, dict[str, str | None]]:
+        """From the game log: the plays so far, and each zone's tag as its last event left it."""
+        plays = 0
+        picture: dict[str, str | None] = dict.fromkeys(ZONES)
+        for path in self.logs.glob("*/events.jsonl"):
+            for line in path.read_text(errors="replace").splitlines():
+                try:
+                    obj = json.loads(line)
+                except ValueError:             # a torn last line, while being written
+                    continue
+                if obj.get("kind") == "play":
+                    plays += 1
+                elif "kind" not in obj and obj.get("event") in (PLACED, REMOVED):
+                    if obj["event"] == PLACED:
+                        picture[obj["zone"]] = obj.get("uid")
+                    elif picture[obj["zone"]] == obj.get("uid"):
+                        picture[obj["zone"]] = None
+        return plays, picture
+
+    def lying(self) -> dict[str, str | None]:
+        return dict(zip(ZONES, self.emu.tags()))
+
+    def wait_until(self, what: str, fact) -> None:
+        deadline = time.monotonic() + HANG
+        while not fact():
+            if self.proc.poll() is not None:
+                raise AssertionError(f"the service exited ({self.proc.returncode}) while waiting for "
+                                     f"{what}\n{self.stderr()[-3000:]}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no {what} after {HANG:g} s: log has {self.logged()}, "
+                                     f"the table has {self.lying()}\n{self.stderr()[-3000:]}")
+            time.sleep(POLL)
+
+    def sync(self, done: int) -> None:
+        """Wait until the service has logged every play of ``events[:done]`` and sees the
+        table as it lies."""
+        want = (self.plays[done], self.lying())
+        self.wait_until(f"{want[0]} plays and the table {want[1]}", lambda: self.logged() == want)
+        self.unconfirmed.clear()
+
+    def wait_connected(self, before: int) -> None:
+        """Wait for the host's next handshake.  Edges the hub sends while the host has its
+        port closed are lost without a trace (it flushes its input when it opens): a lift
+        lost so, before a lay the host does hear, has no time, and the host rightly says
+        the order was guessed and waits for `confirm` -- a real loss, not what this soak
+        checks (cards laid while the service is down are heard, from the STATE)."""
+        self.wait_until("the host's handshake", lambda: self.said(CONNECTED) > before)
+
+    def said(self, words: str) -> int:
+        return self.stderr().count(words)
+
+    # ------------------------------------------------------------------ play
+
+    def play(self) -> None:
+        self.start()
+        pending = list(self.faults)
+        for i, event in enumerate(self.events):
+            while pending and pending[0].at == i:
+                self.inject(pending.pop(0), i)
+            zone, uid = event.zone, event.uid
+            if event.event == REMOVED and zone in self.unconfirmed:
+                self.sync(i)                   # a card lies until the service has it
+            if event.event == PLACED:
+                self.unconfirmed.add(zone)
+                if self.lying()[zone] != uid:      # else a repeated read, or laid while the service was down
+                    self.emu.flip(READER[zone], uid)
+            else:
+                self.emu.flip(READER[zone], None)
+        self.sync(len(self.events))
+
+    def inject(self, fault: Fault, i: int) -> None:
+        emu = self.emu
+        self.evidence.faults.append(fault.kind)
+        if fault.kind == "drop":
+            emu.drop_next(fault.count, fault.verbs)
+        elif fault.kind == "corrupt":
+            emu.corrupt_next(fault.count, fault.verbs)
+        elif fault.kind == "garbage":
+            emu.send_garbage(fault.data)
+        elif fault.kind == "reboot":
+            # the service has every card first: a hub that loses power with edges unsent
+            # forgets their order (its new boot has no edge_ms for them), and the host
+            # rightly says it guessed -- a real loss, not what this soak checks
+            self.sync(i)
+            emu.reboot()
+            self.evidence.boots.append(emu.boot_id)
+        elif fault.kind == "silence":
+            timeouts, connects = self.said("no HB for"), self.said(CONNECTED)
+            emu.go_silent(10 * HANG)            # hung until the host has given up on it
+            self.wait_until("reconnect after the silence", lambda: self.said("no HB for") > timeouts)
+            emu.clear_faults()
+            self.wait_connected(connects)
+        elif fault.kind == "unplug":
+            # the host has noticed once it tries to open the port again (one line each time)
+            reopening = self.said(NO_DEVICE)
+            self.sync(i)                        # as for a reboot
+            connects = self.said(CONNECTED)
+            emu.unplug()
+            self.wait_until("the host trying to reopen after the unplug", lambda: self.said(NO_DEVICE) > reopening)
+            emu.replug()
+            self.wait_connected(connects)
+            self.evidence.boots.append(emu.boot_id)
+        elif fault.kind == "sigkill":
+            self.proc.kill()
+            self.evidence.kills.append(self.proc.wait())
+            self.lay_while_down(i)
+            connects = self.said(CONNECTED)
+            self.start()
+            self.wait_connected(connects)
+        else:
+            raise ValueError(fault.kind)
+
+    def lay_while_down(self, i: int) -> None:
+        """Cards laid while the service is dead (at most the next two, and only up to the
+        next lift): the restarted service must learn them, in order, from STATE."""
+        for event in self.events[i:i + 2]:
+            if event.event != PLACED:
+                return
+            if self.lying()[event.zone] != event.uid:
+                self.emu.flip(READER[event.zone], event.uid)
+                self.evidence.laid_while_down += 1
