@@ -67,10 +67,11 @@ def fixture(fixtures: Path | None, tmp: Path, deals: int, deck) -> Path:
     return log_dir
 
 
-def start_service(cfg: Path, log_dir: Path, deck_path: Path, sock_path: str, err: Path
-                  ) -> tuple[float, subprocess.Popen]:
+def start_service(cfg: Path, log_dir: Path, deck_path: Path, sock_path: str, err: Path,
+                  stdin=None) -> tuple[float, subprocess.Popen]:
     """Start ``preftable run``; return seconds to READY=1 and the process (a replay of
-    10,000 deals without the journal takes a while: no short timeout here)."""
+    10,000 deals without the journal takes a while: no short timeout here).  ``stdin``: a
+    terminal there makes its Enter key the table's confirm (the fault soak presses it)."""
     server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     server.bind(sock_path)
     server.settimeout(600)
@@ -79,7 +80,7 @@ def start_service(cfg: Path, log_dir: Path, deck_path: Path, sock_path: str, err
     with open(err, "ab") as stderr:
         proc = subprocess.Popen([sys.executable, "-m", "controller", "run", "--config", str(cfg),
                                  "--log-dir", str(log_dir), "--deck", str(deck_path)],
-                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+                                cwd=ROOT, env=env, stdin=stdin, stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         while "READY=1" not in server.recv(4096).decode():
             pass

@@ -267,10 +267,11 @@ class DealTracker:
         self.alerts: list[dict] = []                    # mistakes awaiting `confirm`
         self.last_trick: Trick | None = None
         self.unknown_present: set[tuple[str, str]] = set()
-        # the hub link's guessed order (PROTOCOL.md): cards of this deal laid in a guessed order,
-        # and guessed cards that came before their turn, taken when it comes (laying order)
+        # the hub link's guessed order (PROTOCOL.md): cards of this deal laid in a guessed order;
+        # and cards that wait, in laying order (True: a guessed card before its seat's turn;
+        # False: a card laid while a trick waited for `confirm`)
         self.guessed: set[tuple[str, Card]] = set()
-        self.parked: list[tuple[str, Card]] = []
+        self.parked: dict[tuple[str, Card], bool] = {}
         self.held: dict | None = None                   # the trick line awaiting `confirm`
         self.events_seen = 0                            # table events fed: a mistake line's `line`
         self.finished_after: int | None = None          # the deal after which every pulya closed
@@ -477,7 +478,7 @@ class DealTracker:
         if in_play and (zone != deal.expected or self.held is not None) \
                 and all(z != zone for z, _ in self.parked):
             self.present.add(key)
-            self.parked.append(key)
+            self.parked[key] = True
             return self._signal_mistake(t, {"type": ORDER_GUESSED, "zone": zone, "card": str(card)})
         signals = self._placed(t, zone, card, guessed=True)
         if any(s.kind == "play" for s in signals):
@@ -491,7 +492,12 @@ class DealTracker:
         self.present.add(key)
         deal = self.deal
         if self.held is not None:
-            return self._mistake(t, ORDER_GUESSED, zone, card)   # the guessed trick awaits `confirm`
+            # the trick waits for `confirm` (its order was guessed): this card waits with it and
+            # is taken after, as if laid then; a second card on a zone that has one is refused
+            if any(z == zone for z, _ in self.parked):
+                return self._mistake(t, ORDER_GUESSED, zone, card)
+            self.parked[key] = guessed
+            return []
         if deal is None:
             if self.bidding:
                 return self._mistake(t, NOT_IN_PLAY, zone, card)
@@ -549,19 +555,27 @@ class DealTracker:
         if not deal.finished:
             self.close_trick()
             return signals + self._take_parked(t)
-        self.parked.clear()
         self.guessed.clear()
-        return signals + self._run(self.finish_deal)
+        signals += self._run(self.finish_deal)
+        return signals + self._take_parked(t)     # cards laid meanwhile meet the next deal's rules
 
     def _take_parked(self, t: float) -> list[Signal]:
-        """A guessed card that came before its turn, now its seat's turn: played now."""
-        deal = self.deal
-        for key in self.parked:
-            if key[0] == deal.expected:
-                self.parked.remove(key)
-                self.present.discard(key)
-                return self._placed(t, *key, guessed=True)
-        return []
+        """The cards that wait, in laying order: a guessed one that came before its seat's turn
+        is played when the turn comes; one laid while a trick waited for `confirm` is taken
+        now, by the usual rules (played, or a signalled mistake)."""
+        out: list[Signal] = []
+        for key in list(self.parked):
+            if self.held is not None:
+                break
+            if key not in self.parked:
+                continue                    # taken meanwhile (a card played takes the next)
+            guessed, deal = self.parked[key], self.deal
+            if guessed and deal is not None and key[0] != deal.expected:
+                continue
+            del self.parked[key]
+            self.present.discard(key)
+            out += self._placed_guessed(t, *key) if guessed else self._placed(t, *key)
+        return out
 
     def _removed(self, zone: str, card: Card) -> list[Signal]:
         key = (zone, card)
@@ -569,8 +583,7 @@ class DealTracker:
             return []
         self.present.discard(key)
         self.ignored.discard(key)
-        if key in self.parked:
-            self.parked.remove(key)
+        self.parked.pop(key, None)
         if key in self.leftover:
             self.leftover.discard(key)
         return []

@@ -22,6 +22,7 @@ a generous deadline that only bounds a hang.
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import string
@@ -73,6 +74,7 @@ class Evidence:
     laid_while_down: int = 0
     boots: list[str] = field(default_factory=list)    # the hub's boot ids, one per (re)boot
     faults: list[str] = field(default_factory=list)
+    confirms: int = 0                                 # confirms pressed for a guessed order
 
 
 def deals_of(seed: int, deals: int):
@@ -147,13 +149,18 @@ class SoakTable:
                             '[display]\nkind = "hub"\n')
         self.proc = None
         self.unconfirmed: set[str] = set()     # zones whose card the service may not have yet
+        # the service's terminal: its Enter key is the table's confirm (no button wired), which
+        # a player presses when the table shows that the hub link guessed an order
+        self.keys, self.terminal = os.openpty()
+        self.guesses_confirmed = 0
         self.evidence = Evidence(boots=[self.emu.boot_id])
 
     # ------------------------------------------------------------------ the service
 
     def start(self) -> None:
         _, self.proc = start_service(self.cfg, self.logs, self.deck_path,
-                                     str(self.tmp / f"notify{self.evidence.starts}"), self.err)
+                                     str(self.tmp / f"notify{self.evidence.starts}"), self.err,
+                                     stdin=self.terminal)
         self.evidence.starts += 1
 
     def stop(self) -> int:
@@ -165,6 +172,8 @@ class SoakTable:
             self.proc.kill()
             self.proc.wait()
         self.emu.close()
+        os.close(self.keys)
+        os.close(self.terminal)
 
     def stderr(self) -> str:
         return self.err.read_text(errors="replace") if self.err.exists() else ""
@@ -194,12 +203,38 @@ class SoakTable:
                         picture[obj["zone"]] = None
         return plays, picture
 
+    def guesses(self) -> tuple[int, bool]:
+        """From the game log: the ``order_guessed`` mistakes so far, and whether the last of
+        them still waits for a confirm (PROTOCOL.md: the table "waits for confirm before it
+        counts the trick")."""
+        count, waiting = 0, False
+        for path in self.logs.glob("*/events.jsonl"):
+            for line in path.read_text(errors="replace").splitlines():
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if obj.get("kind") == "mistake" and "order_guessed" in (obj.get("type"), obj.get("mistake")):
+                    count, waiting = count + 1, True
+                elif obj.get("event") == "button" and obj.get("button") == "confirm":
+                    waiting = False
+        return count, waiting
+
+    def confirm_if_asked(self) -> None:
+        """A player looks at the trick and presses confirm, once for each guess shown."""
+        count, waiting = self.guesses()
+        if waiting and count > self.guesses_confirmed:
+            self.guesses_confirmed = count
+            self.evidence.confirms += 1
+            os.write(self.keys, b"\n")
+
     def lying(self) -> dict[str, str | None]:
         return dict(zip(ZONES, self.emu.tags()))
 
     def wait_until(self, what: str, fact) -> None:
         deadline = time.monotonic() + HANG
         while not fact():
+            self.confirm_if_asked()
             if self.proc.poll() is not None:
                 raise AssertionError(f"the service exited ({self.proc.returncode}) while waiting for "
                                      f"{what}\n{self.stderr()[-3000:]}")

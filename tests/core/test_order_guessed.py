@@ -92,7 +92,7 @@ def test_a_trick_found_in_reader_order_is_played_in_turn_and_counted_on_confirm(
     assert tracker.summary() == clean.summary()
 
 
-def test_a_card_laid_while_a_guessed_trick_waits_is_ignored_until_laid_again():
+def test_cards_laid_while_a_guessed_trick_waits_are_taken_after_confirm():
     tracker = DealTracker(config())
     first, second = DEAL_A[0], DEAL_A[1]
     t = 0.0
@@ -100,13 +100,29 @@ def test_a_card_laid_while_a_guessed_trick_waits_is_ignored_until_laid_again():
         t += 1
         tracker.feed(_guessed(t, play))
     assert tracker.state == "held"
-    zone, card = second[0].split(":")
-    waiting = tracker.feed(TableEvent(10.0, "placed", zone, card=parse_card(card)))
-    assert [(s.kind, s.data.get("type")) for s in waiting] == [("mistake", "order_guessed")]
-    assert [s.kind for s in tracker.feed(TableEvent(11.0, "button", button="confirm"))] == ["confirm", "trick"]
-    assert tracker.feed(TableEvent(12.0, "placed", zone, card=parse_card(card))) == []   # still lying: ignored
-    tracker.feed(TableEvent(13.0, "removed", zone, card=parse_card(card)))
-    assert [s.kind for s in tracker.feed(TableEvent(14.0, "placed", zone, card=parse_card(card)))] == ["play"]
+    # trick 2 begins before anyone pressed confirm: its cards wait (the table already says so)
+    for play in second[:2]:
+        zone, card = play.split(":")
+        t += 1
+        assert tracker.feed(TableEvent(t, "placed", zone, card=parse_card(card))) == []
+    early = tracker.feed(TableEvent(t + 0.5, "placed", "seat1", card=parse_card("9h")))
+    assert early == []                              # seat1 before seat3: it waits too
+    counted = tracker.feed(TableEvent(t + 1, "button", button="confirm"))
+    assert [(s.kind, s.data.get("zone")) for s in counted] == [
+        ("confirm", None), ("trick", None), ("play", "prikup"), ("play", "seat2"), ("mistake", "seat1")]
+    assert counted[-1].data["type"] == "out_of_turn"    # taken by the usual rules after the wait
+
+
+def test_a_card_out_of_turn_while_a_guessed_trick_waits_is_refused_after_confirm():
+    tracker = DealTracker(config())
+    for i, play in enumerate(DEAL_A[0]):
+        tracker.feed(_guessed(float(i), play))
+    assert tracker.feed(TableEvent(10.0, "placed", "seat1", card=parse_card("7c"))) == []
+    again = tracker.feed(TableEvent(10.5, "placed", "seat1", card=parse_card("8d")))
+    assert [s.data.get("type") for s in again] == ["order_guessed"]          # a second card on seat1
+    counted = tracker.feed(TableEvent(11.0, "button", button="confirm"))
+    assert [s.kind for s in counted] == ["confirm", "trick", "mistake"]
+    assert counted[-1].data["type"] == "out_of_turn" and counted[-1].data["zone"] == "seat1"
 
 
 def test_undo_while_a_guessed_trick_waits_reopens_it_and_new_deal_drops_it():
@@ -120,4 +136,4 @@ def test_undo_while_a_guessed_trick_waits_reopens_it_and_new_deal_drops_it():
     assert len(tracker.deal.tricks) == 0 and len(tracker.deal.current) == 3
     abandoned = tracker.feed(TableEvent(11.0, "button", button="new_deal"))
     assert [s.kind for s in abandoned][:1] == ["abandon"] and tracker.held is None
-    assert tracker.parked == [] and tracker.state == "idle"
+    assert not tracker.parked and tracker.state == "idle"
