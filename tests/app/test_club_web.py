@@ -21,7 +21,7 @@ import urllib.request
 import pytest
 
 from mqtt_broker import ROOT, RawClient, SimTable, broker, wait_until  # noqa: F401
-from web_table import CHROMIUM, launch_browser, wait_live
+from web_table import CHROMIUM, browser_context, wait_live
 
 pytestmark = [pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
               pytest.mark.timeout(240)]
@@ -35,12 +35,7 @@ NAMES = {"seat1": "Anna", "seat2": "<b>Boris</b>", "seat3": "Vera & Co"}
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    with sync_api.sync_playwright() as playwright:
-        context = launch_browser(playwright, str(tmp_path_factory.mktemp("chromium-profile")))
-        try:
-            yield context
-        finally:
-            context.close()
+    yield from browser_context(tmp_path_factory)
 
 
 @pytest.fixture

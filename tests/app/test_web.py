@@ -19,7 +19,7 @@ import urllib.request
 import pytest
 
 from controller.app.sim import Noise, TableSimulator
-from web_table import CHROMIUM, LiveTable, launch_browser, wait_live
+from web_table import CHROMIUM, LiveTable, browser_context, wait_live
 
 pytestmark = [pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
               pytest.mark.timeout(180)]
@@ -31,12 +31,7 @@ NAMES = {"seat1": "Anna", "seat2": "<script>alert(1)</script>", "seat3": "Vera &
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    with sync_api.sync_playwright() as playwright:
-        context = launch_browser(playwright, str(tmp_path_factory.mktemp("chromium-profile")))
-        try:
-            yield context
-        finally:
-            context.close()
+    yield from browser_context(tmp_path_factory)
 
 
 @pytest.fixture

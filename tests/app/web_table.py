@@ -108,6 +108,19 @@ class LiveTable:
         self.hub.close()
 
 
+def browser_context(tmp_path_factory):
+    """A module's browser (for a ``scope="module"`` fixture): Debian's Chromium, headless,
+    driven by Playwright, closed after the module's tests."""
+    from playwright import sync_api
+
+    with sync_api.sync_playwright() as playwright:
+        context = launch_browser(playwright, str(tmp_path_factory.mktemp("chromium-profile")))
+        try:
+            yield context
+        finally:
+            context.close()
+
+
 def launch_browser(playwright, user_data_dir: str | None = None):
     """Debian's Chromium, headless, with a fresh profile (a persistent context on a new folder)."""
     folder = user_data_dir or tempfile.mkdtemp(prefix="preftable-chromium-")
