@@ -23,8 +23,9 @@ class Resumed:
     whole: DealTracker          # the uninterrupted tracker
 
 
-def cut_and_resume(tmp_path, game, events, cut) -> Resumed:
-    """Play ``events[:cut]`` into a session as the service does, resume it, play the rest."""
+def cut_and_resume(tmp_path, game, events, cut, lose_journal: bool = False) -> Resumed:
+    """Play ``events[:cut]`` into a session as the service does, resume it (after deleting
+    its checkpoint journal with ``lose_journal``), play the rest."""
     whole = DealTracker(game)
     expected = [s.to_dict() for e in events for s in whole.feed(e)]
     session = SessionLog.create(tmp_path, game, None)
@@ -36,9 +37,12 @@ def cut_and_resume(tmp_path, game, events, cut) -> Resumed:
         session.append(e, signals, first.checkpoint() if any(s.kind == "deal" for s in signals) else None)
     session.close()
     deal_before_cut = any(s["kind"] == "deal" for s in got)
+    journal_written = session.checkpoints_path.exists()
+    if lose_journal:
+        session.checkpoints_path.unlink(missing_ok=True)
     tracker, count, _ = SessionLog.newest_unfinished(tmp_path).resume(game, None)
     state, in_deal = tracker.state, tracker.deal is not None
     for e in events[cut:]:
         got += [s.to_dict() for s in tracker.feed(e)]
-    return Resumed(tracker, count, state, in_deal, session.checkpoints_path.exists(), deal_before_cut,
+    return Resumed(tracker, count, state, in_deal, journal_written, deal_before_cut,
                    expected, got, whole)

@@ -68,6 +68,10 @@ UNREADABLE = ".unreadable"
 _SYNC_KINDS = frozenset({"trick", "deal", "abandon", "undo"})
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 JOURNAL_BATCH = 1 << 20     # rebuilt journal lines written in batches of about this many bytes
+# A rebuild (a lost or unusable journal) replays the whole log; every this many deals the
+# tracker is restored from the journal line just written, so the ended deals stay on disk
+# (read when needed) and the rebuild's memory stays flat in the log's length (issue 10).
+LIGHTEN_EVERY = 500
 
 __all__ = ["SessionLog", "SessionUnreadable", "write_atomic", "EVENTS", "CHECKPOINTS", "CONFIG",
            "DECK", "SUMMARY"]
@@ -413,6 +417,7 @@ class SessionLog:
         salvage = None                   # the rewritten rest of the file, from the damage on
         damaged_at, lost, nul = None, 0, 0
         pos = offset
+        lightened = len(tracker.records)
 
         def checkpoint_at(end: int) -> None:
             nonlocal pending_cp
@@ -429,6 +434,8 @@ class SessionLog:
                     pos = start + n
                     if not owed and pending_cp is not None:
                         checkpoint_at(pos)
+                        if len(tracker.records) - lightened >= LIGHTEN_EVERY:
+                            tracker, lightened = self._lightened(tracker, journal, count), len(tracker.records)
                     continue
                 event = None if owed or raw is None else self._event(raw, zones, last_t)
                 if event is not None:
@@ -495,6 +502,25 @@ class SessionLog:
         if journal:
             self._write_journal(journal, sync=True)
         return tracker
+
+    def _lightened(self, tracker: DealTracker, journal: bytearray, count: int) -> DealTracker:
+        """Mid-rebuild, just after a checkpoint line: the same table restored from that line
+        the quick way (:func:`~controller.store.journal.verify_last`, as a restart would),
+        its ended deals left in the journal file; ``tracker`` itself when that cannot be
+        (no journal, a write failed, a deal ended twice after ``undo``)."""
+        self._write_journal(journal, sync=False)
+        if self._no_journal:
+            return tracker
+        try:
+            with open_read(self.events_path) as fh:
+                tail = jr.verify_last(self.journal, fh, os.fstat(fh.fileno()).st_size)
+            if tail is None or tail.last.events != count:
+                return tracker
+            return _restore(tracker.config, tracker.deck, _JournalLines.before(self.checkpoints_path, tail),
+                            self.journal.payload(tail.last))
+        except (OSError, KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            log.debug("%s: rebuild goes on with the tracker in memory (%s)", self.folder, exc)
+            return tracker
 
     def _write_journal(self, lines: bytearray, sync: bool) -> None:
         """Append journal lines (and forget them); a failure only costs a longer resume."""

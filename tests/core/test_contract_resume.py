@@ -113,3 +113,25 @@ def test_raspasovka_summary_and_derived_lines_are_those_of_before():
         lines += [json.dumps(s.to_dict(), ensure_ascii=False, separators=(", ", ": ")) for s in tracker.feed(event)]
     assert lines == BEFORE["script_lines"]
     assert json.dumps(tracker.summary(), ensure_ascii=False, indent=2) == BEFORE["script_summary"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_lost_journal_rebuilt_in_light_steps_equals_uninterrupted(tmp_path, seed, monkeypatch):
+    """The rebuild restores its tracker from the journal every few deals (issue 10: memory
+    flat in the log's length): cut in any phase, the table plays on as the uninterrupted one."""
+    from controller.store import gamelog
+
+    monkeypatch.setattr(gamelog, "LIGHTEN_EVERY", 2)
+    rng = random.Random(seed)
+    game = config(players=3 + seed % 2, bidding=True, pulya_target=12 if seed % 2 == 0 else None)
+    events = list(MixedGame(game, seed, noise=seed % 2 == 1).deals(9))
+    for i in sorted(rng.sample(range(1, len(events)), 4), reverse=True):
+        events.insert(i, TableEvent(events[i - 1].t, "button", button="confirm"))
+    cut = rng.randrange(len(events) * 2 // 3, len(events))
+    r = cut_and_resume(tmp_path, game, events, cut, lose_journal=True)
+    assert r.replayed == cut
+    items, _ = r.tracker.records.frozen()
+    assert any(isinstance(item, int) for item in items)     # restored mid-rebuild: on disk
+    assert len(r.tracker.records) == len(r.whole.records) == 9
+    assert r.got == r.expected
+    assert r.tracker.summary() == r.whole.summary()

@@ -250,3 +250,30 @@ def test_a_deal_ended_again_after_undo_resumes_the_full_way(tmp_path, caplog):
     tracker, _, _ = resumed.resume(GAME, None)
     assert tracker.summary() == played.summary() and store_warnings(caplog) == []
     consistent(resumed, tracker)
+
+
+def test_a_long_rebuild_keeps_its_ended_deals_on_disk_and_gives_the_same_table(tmp_path, monkeypatch):
+    """Issue 10: a rebuild's memory stays flat in the log's length.  Every LIGHTEN_EVERY deals
+    the rebuilding tracker is restored from the journal line just written (as a restart
+    would), so the ended deals before it are journal lines on disk, not objects."""
+    from controller.core.events import TableEvent
+    from controller.store import gamelog
+
+    monkeypatch.setattr(gamelog, "LIGHTEN_EVERY", 3)
+    session, played = new_session(tmp_path, 11)
+    before = session.checkpoints_path.read_bytes()
+    session.checkpoints_path.unlink()
+    tracker, count, _ = SessionLog(session.folder).resume(GAME, None)
+    assert session.checkpoints_path.read_bytes() == before          # the same journal, rebuilt
+    items, _ = tracker.records.frozen()
+    assert sum(1 for item in items if isinstance(item, int)) >= 8    # earlier deals: lines on disk
+    assert tracker.summary() == played.summary()
+    assert tracker.events_seen == played.events_seen == count
+    # and it plays on as the uninterrupted table does: the next deal, then undo into it
+    more = events(12)[len(events(11)):]
+    t0 = max(e.t for e in events(11)) + 1
+    more = [TableEvent(e.t + t0, e.event, e.zone, e.uid, e.card, e.button) for e in more]
+    more.append(TableEvent(more[-1].t + 1, "button", button="undo"))
+    assert [s.to_dict() for e in more for s in tracker.feed(e)] == \
+        [s.to_dict() for e in more for s in played.feed(e)]
+    assert tracker.summary() == played.summary()
