@@ -35,6 +35,7 @@ again; one ERROR line says so, one WARNING line when they are written.
 from __future__ import annotations
 
 import errno
+import gc
 import json
 import logging
 import os
@@ -71,7 +72,7 @@ JOURNAL_BATCH = 1 << 20     # rebuilt journal lines written in batches of about 
 # A rebuild (a lost or unusable journal) replays the whole log; every this many deals the
 # tracker is restored from the journal line just written, so the ended deals stay on disk
 # (read when needed) and the rebuild's memory stays flat in the log's length (issue 10).
-LIGHTEN_EVERY = 500
+LIGHTEN_EVERY = 200
 
 __all__ = ["SessionLog", "SessionUnreadable", "write_atomic", "EVENTS", "CHECKPOINTS", "CONFIG",
            "DECK", "SUMMARY"]
@@ -516,11 +517,16 @@ class SessionLog:
                 tail = jr.verify_last(self.journal, fh, os.fstat(fh.fileno()).st_size)
             if tail is None or tail.last.events != count:
                 return tracker
-            return _restore(tracker.config, tracker.deck, _JournalLines.before(self.checkpoints_path, tail),
-                            self.journal.payload(tail.last))
+            lighter = _restore(tracker.config, tracker.deck, _JournalLines.before(self.checkpoints_path, tail),
+                               self.journal.payload(tail.last))
         except (OSError, KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             log.debug("%s: rebuild goes on with the tracker in memory (%s)", self.folder, exc)
             return tracker
+        # the state machine and its model refer to each other: the tracker let go is freed by
+        # the cycle collector, which would otherwise let several of them pile up
+        del tracker
+        gc.collect()
+        return lighter
 
     def _write_journal(self, lines: bytearray, sync: bool) -> None:
         """Append journal lines (and forget them); a failure only costs a longer resume."""
