@@ -266,12 +266,20 @@ class SoakTable:
     def play(self) -> None:
         self.start()
         pending = list(self.faults)
+        last_zone: dict[str, str] = {}         # where each tag was last laid
         for i, event in enumerate(self.events):
             while pending and pending[0].at == i:
                 self.inject(pending.pop(0), i)
             zone, uid = event.zone, event.uid
             if event.event == REMOVED and zone in self.unconfirmed:
                 self.sync(i)                   # a card lies until the service has it
+            if event.event == PLACED and last_zone.get(uid, zone) != zone and self.lying()[zone] != uid:
+                # the next deal deals a card again: gathered and shuffled first, which takes a
+                # real table longer than the hub's absent_ms (its lift reported before it is
+                # laid elsewhere; the soak does not play faster than cards can be dealt)
+                self.sync(i)
+            if event.event == PLACED:
+                last_zone[uid] = zone
             if event.event == PLACED:
                 self.unconfirmed.add(zone)
                 if self.lying()[zone] != uid:      # else a repeated read, or laid while the service was down
