@@ -2,7 +2,9 @@
 
 A ``transitions`` state machine follows the phases of a deal: ``idle`` (between
 deals), ``auction``, ``contract`` (the declarer's game), ``whisting`` and
-``play``.  States and transitions are data (:data:`STATES`, :data:`TRANSITIONS`);
+``play`` (with ``held``: a trick waiting for ``confirm``).  A card inside play
+fires no trigger: the trick's lead and close are the deal's own bookkeeping, so
+the machine moves only when the phase does (issue 12's replay speed).  States and transitions are data (:data:`STATES`, :data:`TRANSITIONS`);
 the conditions read the deal (:class:`~controller.core.deal.Deal`) that the
 accepted lines built, and the callbacks write the derived lines a phase change
 causes (``auction``, ``whisting``, the deal's result).  Without
@@ -42,32 +44,31 @@ from .tokens import control_line_for, phase_of
 logging.getLogger("transitions").setLevel(logging.WARNING)
 
 IDLE = "idle"
-# The play phase is two states: waiting for a trick's lead, and for the next card of an open trick.
-LEAD, FOLLOW = "lead", "follow"
+# The play phase: the tricks are played; whose card comes next is the deal's (Deal.expected).
+PLAY = "play"
 # A trick holding a card whose order the hub link could only guess waits here for `confirm`
 # before it is counted (PROTOCOL.md: "waits for confirm before it counts the trick").
 HELD = "held"
-STATES = [IDLE, AUCTION, CONTRACT_PHASE, WHISTING, LEAD, FOLLOW, HELD]
-_IN_DEAL = [AUCTION, CONTRACT_PHASE, WHISTING, LEAD, FOLLOW, HELD]
+STATES = [IDLE, AUCTION, CONTRACT_PHASE, WHISTING, PLAY, HELD]
+_IN_DEAL = [AUCTION, CONTRACT_PHASE, WHISTING, PLAY, HELD]
 TRANSITIONS = [
     {"trigger": "open_auction", "source": IDLE, "dest": AUCTION},           # the first hand's first bid
-    {"trigger": "start_deal", "source": IDLE, "dest": LEAD},                # the first card (no bidding)
-    {"trigger": "called", "source": AUCTION, "dest": LEAD, "conditions": "play_follows",
+    {"trigger": "start_deal", "source": IDLE, "dest": PLAY},                # the first card (no bidding)
+    {"trigger": "called", "source": AUCTION, "dest": PLAY, "conditions": "play_follows",
      "after": "_auction_decided"},                                          # all passed, or misère
     {"trigger": "called", "source": AUCTION, "dest": CONTRACT_PHASE, "conditions": "auction_decided",
      "after": "_auction_decided"},                                          # won with a game
     {"trigger": "declared", "source": CONTRACT_PHASE, "dest": IDLE, "conditions": "deal_over",
      "after": ["_ten_unwhisted", "_end_deal"]},                             # a 10 not whisted
     {"trigger": "declared", "source": CONTRACT_PHASE, "dest": WHISTING},
-    {"trigger": "whisted", "source": WHISTING, "dest": LEAD, "conditions": "play_follows",
+    {"trigger": "whisted", "source": WHISTING, "dest": PLAY, "conditions": "play_follows",
      "after": "_whisting_decided"},
     {"trigger": "whisted", "source": WHISTING, "dest": IDLE, "conditions": "deal_over",
      "after": ["_whisting_decided", "_end_deal"]},                          # both pass, half-whist
-    {"trigger": "lead_card", "source": LEAD, "dest": FOLLOW},
-    {"trigger": "hold_trick", "source": FOLLOW, "dest": HELD},              # a guessed order in it
+    {"trigger": "hold_trick", "source": PLAY, "dest": HELD},                # a guessed order in it
     # a trick is counted when its last card comes, or on `confirm` if it was held
-    {"trigger": "close_trick", "source": [FOLLOW, HELD], "dest": LEAD},
-    {"trigger": "finish_deal", "source": [FOLLOW, HELD], "dest": IDLE, "after": "_end_deal"},  # the 10th
+    {"trigger": "release_trick", "source": HELD, "dest": PLAY},
+    {"trigger": "finish_deal", "source": [PLAY, HELD], "dest": IDLE, "after": "_end_deal"},  # the 10th
     {"trigger": "abandon", "source": _IN_DEAL, "dest": IDLE, "after": "_end_deal"},
 ] + [
     # undo: back to whatever phase the remaining lines leave (possibly the previous deal's)
@@ -318,14 +319,11 @@ class DealTracker:
     def rewound_to_whisting(self) -> bool:
         return self._phase() == WHISTING
 
-    def rewound_to_lead(self) -> bool:
-        return self._phase() == PLAYING and not self.deal.current and self.held is None
+    def rewound_to_play(self) -> bool:
+        return self._phase() == PLAYING and self.held is None
 
     def rewound_to_held(self) -> bool:
         return self._phase() == PLAYING and self.held is not None
-
-    def rewound_to_follow(self) -> bool:
-        return self._phase() == PLAYING and bool(self.deal.current)
 
     # --- the machine's callbacks: derived lines of phase changes ---------------------
 
@@ -528,7 +526,6 @@ class DealTracker:
 
     def _accept(self, t: float, zone: str, card: Card, guessed: bool = False) -> list[Signal]:
         deal = self.deal
-        leading = not deal.current
         if guessed:
             self.guessed.add((zone, card))
         trick, revoke = deal.play(zone, card)
@@ -537,8 +534,6 @@ class DealTracker:
             signals += self._signal_mistake(t, {"type": REVOKE, "zone": zone, "card": str(card),
                                                 "suit": revoke.suit})
         if trick is None:
-            if leading:
-                self.lead_card()            # a follower's card leaves the trick open: no state changes
             return signals + self._take_parked(t)
         self.last_trick = trick
         fields = {"deal": deal.number, "number": len(deal.tricks), **trick.to_dict()}
@@ -548,12 +543,14 @@ class DealTracker:
             return signals
         return signals + self._count(t, fields)
 
-    def _count(self, t: float, fields: dict) -> list[Signal]:
-        """The trick line, and the next trick's lead or the deal's end."""
+    def _count(self, t: float, fields: dict, held: bool = False) -> list[Signal]:
+        """The trick line, and the next trick's lead or the deal's end (``held``: the trick
+        waited for `confirm`)."""
         signals = [Signal("trick", t, fields)]
         deal = self.deal
         if not deal.finished:
-            self.close_trick()
+            if held:
+                self.release_trick()
             return signals + self._take_parked(t)
         self.guessed.clear()
         signals += self._run(self.finish_deal)
@@ -679,7 +676,7 @@ class DealTracker:
             signals = [Signal("confirm", t)]
             if self.held is not None:
                 fields, self.held = self.held, None
-                signals += self._count(t, fields)
+                signals += self._count(t, fields, held=True)
             return signals
         if event.button == "new_deal":
             if self.deal is None:

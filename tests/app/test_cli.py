@@ -111,4 +111,4 @@ def test_settle_replay_output(tmp_path):
 def test_diagram_mermaid():
     res = cli("diagram")
     assert res.returncode == 0 and res.stdout.startswith("stateDiagram-v2")
-    assert "follow --> lead: close_trick" in res.stdout
+    assert "held --> play: release_trick" in res.stdout and "whisting --> play: whisted" in res.stdout

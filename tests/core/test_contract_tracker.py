@@ -155,7 +155,7 @@ def test_whisting_lines_and_their_derived_line():
     assert s.kinds("whisting") == [{"deal": 1, "whisters": ["seat3"], "result": "play"}]
     deal = deals(s)[0]
     assert deal["whisters"] == ["seat3"] and deal["whist_mode"] == "closed"
-    assert s.tracker.state == "lead" and s.tracker.deal.expected == "seat2"
+    assert s.tracker.state == "play" and s.tracker.deal.expected == "seat2"
 
 
 # --- cards in a contract deal ------------------------------------------------------------
@@ -177,7 +177,7 @@ def test_cards_outside_play_and_the_silent_prikup_zone():
     assert len(s.mistakes()) == 2
     s.lift("seat2", "7c")
     s.lay("seat2", "7c")                                   # now a play
-    assert s.tracker.deal.plays == [("seat2", s.tracker.deal.plays[0][1])] and s.tracker.state == "follow"
+    assert s.tracker.deal.plays == [("seat2", s.tracker.deal.plays[0][1])] and s.tracker.state == "play"
 
 
 def test_the_prikup_cards_keep_the_next_deal_from_starting():
@@ -313,7 +313,7 @@ def test_undo_takes_back_control_lines_and_reaches_into_the_deal_just_finished()
     assert s.summary["pulka"]["seat2"]["pulya"] == 0
     assert s.kinds("undo")[-1] == {"deal": 1, "undone": "whist", "seat": "seat1", "call": "pass"}
     s.whist("seat1", "whist")                              # seat1 whists instead
-    assert s.tracker.state == "lead" and deals(s)[0]["whisters"] == ["seat1"]
+    assert s.tracker.state == "play" and deals(s)[0]["whisters"] == ["seat1"]
     for _ in range(3):
         s.press("undo")                                    # whist, whist, contract
     assert s.tracker.state == "contract"
@@ -336,7 +336,7 @@ def test_undo_of_a_card_in_a_contract_and_of_the_last_trick():
     before = s.summary
     assert deals(s)[0]["complete"]
     s.press("undo")
-    assert not deals(s)[0]["complete"] and s.tracker.state == "follow"
+    assert not deals(s)[0]["complete"] and s.tracker.state == "play"
     assert s.summary["pulka"]["seat2"]["pulya"] == 0
     zone, card = played.tricks[-1][-1]
     s.lay(zone, str(card))

@@ -132,7 +132,7 @@ def test_undo_while_a_guessed_trick_waits_reopens_it_and_new_deal_drops_it():
         t += 1
         tracker.feed(_guessed(t, play))
     undone = tracker.feed(TableEvent(10.0, "button", button="undo"))
-    assert [s.kind for s in undone] == ["undo"] and tracker.state == "follow"
+    assert [s.kind for s in undone] == ["undo"] and tracker.state == "play"
     assert len(tracker.deal.tricks) == 0 and len(tracker.deal.current) == 3
     abandoned = tracker.feed(TableEvent(11.0, "button", button="new_deal"))
     assert [s.kind for s in abandoned][:1] == ["abandon"] and tracker.held is None
