@@ -220,6 +220,19 @@ def event_from_dict(obj: object, zones: Iterable[str]) -> TableEvent:
 
 ErrorSink = Callable[[int, str], None]
 
+
+class SkippedLine(str):
+    """A line its reader could not give as text (not UTF-8, over-long): blank, with the
+    ``reason``, so that the event reader reports it in its place among the other lines'
+    reports (the reader decodes a block of lines at once, ahead of their parsing)."""
+
+    reason: str
+
+    def __new__(cls, reason: str) -> "SkippedLine":
+        line = super().__new__(cls, "")
+        line.reason = reason
+        return line
+
 # The fast path for the common line, a card or tag on a zone exactly as to_json (and
 # json.dumps' default spacing) writes it.  Only lines it accepts skip json.loads and
 # event_from_dict, and for those it gives the same event: the number has no sign,
@@ -318,6 +331,8 @@ def numbered_events(lines: Iterable[str], zones: Iterable[str],
         if event is None:
             text = line.strip()
             if not text:
+                if on_error and line.__class__ is SkippedLine:
+                    on_error(number, line.reason)
                 continue
             if text is not line:
                 event = _fast_event(text, zone_set, cards) or _fast_control(text, zone_set)

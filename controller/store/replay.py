@@ -1,16 +1,16 @@
 """Replaying table events from a file through the deal tracker (FORMATS.md "Table events").
 
-The file is read as a stream, one bounded line at a time
-(:func:`controller.store.lines.read_lines`): memory stays flat however long the
-log, and ``-`` reads standard input.  Invalid lines are reported with their
+The file is read as a stream, in blocks of whole bounded lines
+(:func:`stream_lines`): memory stays flat however long the log, and ``-`` reads
+standard input.  Invalid lines are reported with their
 line number and skipped, as the format says; a line that is not UTF-8 or is
 longer than :data:`~controller.store.lines.MAX_LINE` is one of them.
 """
 
 from __future__ import annotations
 
-import codecs
 import sys
+from itertools import chain
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator
@@ -18,37 +18,109 @@ from typing import BinaryIO, Callable, Iterator
 from ..core.config import GameConfig
 from ..core.deck import Deck
 from ..core.errors import EventError, LogError
-from ..core.events import ErrorSink, TableEvent, numbered_events, read_events
+from ..core.events import ErrorSink, SkippedLine, TableEvent, numbered_events, read_events
 from ..core.tracker import DealTracker, Signal
-from .lines import MAX_LINE, read_lines
+from .lines import MAX_LINE
 
 STDIN = "-"
 
 
-def stream_lines(fh: BinaryIO, on_error: ErrorSink | None = None) -> Iterator[str]:
-    """The lines of a binary stream as text, one at a time; a line that is not UTF-8 text
-    or is over-long is reported and given as blank (so line numbers stay right).  A leading
-    UTF-8 byte order mark (some editors write one) is not part of line 1."""
-    for number, (_, raw, _) in enumerate(read_lines(fh), start=1):
-        if number == 1 and raw is not None and raw.startswith(codecs.BOM_UTF8):
-            raw = raw[len(codecs.BOM_UTF8):]
-        if raw is None:
-            if on_error:
-                on_error(number, f"longer than {MAX_LINE} bytes")
-            yield ""
+BLOCK = 1 << 16         # bytes read at a time: a few hundred lines, decoded and split at once
+
+
+def _text_blocks(fh: BinaryIO, limit: int) -> Iterator[list[str]]:
+    """The lines of ``fh`` as lists of text lines, a block at a time (see :func:`stream_lines`).
+
+    A block's whole lines are decoded and split at once: a replay reads one line per table
+    event, and reading, decoding and handing on each line by itself took a third of its
+    time.  A block that is not all UTF-8 (or could hold an over-long line) is done line by
+    line, to say which line is at fault; splitting text at "\n" is splitting its bytes there
+    (no UTF-8 sequence holds that byte).  ``read1`` gives what a pipe has, so a live
+    standard input is not held back."""
+    read = getattr(fh, "read1", fh.read)
+    data = read(BLOCK)
+    carry = b""             # the start of a line whose end has not been read yet
+    skipping = False        # inside an over-long line: its bytes are dropped up to its end
+    number = 0
+    while data:
+        end = data.rfind(b"\n")
+        if end < 0:                                     # no line ends in this block
+            if not skipping:
+                carry += data
+                skipping = len(carry) > limit
+                if skipping:
+                    carry = b""
+            data = read(BLOCK)
             continue
-        try:
-            yield raw.decode("utf-8")
-        except UnicodeDecodeError:
-            if on_error:
-                on_error(number, "not UTF-8 text")
-            yield ""
+        head, tail = data[:end], data[end + 1:]
+        out: list[str] = []
+        if skipping:                                    # the over-long line ends here
+            number += 1
+            out.append(_over_long(limit))
+            cut = head.find(b"\n")
+            head = None if cut < 0 else head[cut + 1:]
+            skipping = False
+        elif carry:
+            head = carry + head
+        if head is not None:
+            lines = None
+            if len(head) < limit:                       # no line in it can be over-long
+                try:
+                    lines = head.decode("utf-8").split("\n")
+                except UnicodeDecodeError:
+                    pass
+            if lines is None:
+                lines = [_one_line(raw, limit) for raw in head.split(b"\n")]
+            number += len(lines)
+            out += lines
+        carry = tail
+        skipping = len(carry) > limit
+        if skipping:
+            carry = b""
+        yield _without_bom(out) if number == len(out) else out
+        data = read(BLOCK)
+    if skipping:
+        yield [_over_long(limit)]
+    elif carry:                     # a last line without its newline
+        out = [_one_line(carry, limit, ended=False)]
+        yield _without_bom(out) if number == 0 else out
+
+
+def _without_bom(lines: list[str]) -> list[str]:
+    """Lines whose first is line 1: a leading byte order mark is not part of it."""
+    if lines and lines[0].startswith("\ufeff"):
+        lines[0] = lines[0][1:]
+    return lines
+
+
+def _over_long(limit: int) -> SkippedLine:
+    return SkippedLine(f"longer than {limit} bytes")
+
+
+def _one_line(raw: bytes, limit: int, ended: bool = True) -> str:
+    """One line's text (``raw`` without its newline), or a blank :class:`SkippedLine` if it
+    is not UTF-8 or with its newline (when it ``ended`` with one) is longer than ``limit``."""
+    if len(raw) + ended > limit:
+        return _over_long(limit)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return SkippedLine("not UTF-8 text")
+
+
+def stream_lines(fh: BinaryIO, limit: int = MAX_LINE) -> Iterator[str]:
+    """The lines of a binary stream as text, one at a time, in bounded memory; a line that
+    is not UTF-8 text or is longer than ``limit`` bytes (its newline counted) is given as a
+    blank :class:`~controller.core.events.SkippedLine` holding the reason, which the event
+    reader reports in its place (line numbers and the order of reports stay right).  A
+    leading UTF-8 byte order mark (some editors write one) is not part of line 1."""
+    return chain.from_iterable(_text_blocks(fh, limit))
 
 
 def events_of_stream(fh: BinaryIO, zones: tuple[str, ...],
                      on_error: ErrorSink | None = None) -> Iterator[TableEvent]:
     """The valid table events of a binary stream of JSON Lines."""
-    return read_events(stream_lines(fh, on_error), zones, on_error)
+    return read_events(stream_lines(fh), zones, on_error)
 
 
 @contextmanager
@@ -92,7 +164,7 @@ def replay_file(path: str | Path, config: GameConfig, deck: Deck | None = None,
     feed = tracker.feed
     with open_events(path) as fh:
         try:
-            lines = stream_lines(fh, on_error)
+            lines = stream_lines(fh)
             events = numbered_events(lines, tuple(tracker.zones), on_error)
             for line_number, event in events:
                 signals = feed(event)
