@@ -17,7 +17,6 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -122,7 +121,7 @@ class TableService:
     def submit(self, event: TableEvent) -> None:
         """A control line from outside the readers (a web page): thread-safe, stamped with
         the session clock like a button press."""
-        self.queue.put(replace(event, t=self.clock()))
+        self.queue.put(event._replace(t=self.clock()))
 
     def set_notice(self, text: str) -> None:
         """A line for the table's display before the session's first deal, from any thread
@@ -136,7 +135,7 @@ class TableService:
 
     def handle(self, event: TableEvent) -> list[Signal]:
         if event.t < self.last_t:
-            event = replace(event, t=self.last_t)
+            event = event._replace(t=self.last_t)
         self.last_t = event.t
         signals = self.tracker.feed(event)
         ended = any(s.kind == "deal" for s in signals)
@@ -161,7 +160,7 @@ class TableService:
                 continue
             event = to_event(press)
             if event is not None:
-                self.queue.put(replace(event, t=self.clock()))
+                self.queue.put(event._replace(t=self.clock()))
 
     def run(self, source: EventSource, *, tick_s: float = 0.02, until: Callable[[], bool] | None = None) -> None:
         """Run until :meth:`stop` (or ``until()`` is true), then flush and close."""

@@ -17,8 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from .cards import DECK, Card, parse_card
 from .errors import CardError, EventError
@@ -40,11 +39,14 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 MAX_T = 10**12      # seconds (31,000 years): every real session time, and exact as a float
 
 
-@dataclass(frozen=True, slots=True, init=False)
-class TableEvent:
+class TableEvent(NamedTuple):
     """One table event.  Exactly one of ``uid``/``card`` for placed/removed;
     ``button`` (and no zone) for button presses; ``seat`` and ``call`` (the bid, game,
-    whist call or mode, normalised) for the contract game's control lines."""
+    whist call or mode, normalised) for the contract game's control lines.
+
+    A named tuple: frozen, and made at C speed (a replay makes one per line; a frozen
+    dataclass's nine field setters were a fifth of its reading).  ``event._replace(t=…)``
+    gives a changed copy."""
 
     t: float
     event: str
@@ -55,23 +57,6 @@ class TableEvent:
     seat: str | None = None
     call: str | None = None
     guessed: bool = False       # the hub link could not know this edge's order (PROTOCOL.md)
-
-    def __init__(self, t: float, event: str, zone: str | None = None, uid: str | None = None,
-                 card: Card | None = None, button: str | None = None, seat: str | None = None,
-                 call: str | None = None, guessed: bool = False):
-        # The generated __init__ of a frozen dataclass sets each field through
-        # object.__setattr__, twice the cost of the slots' own setters; a replay makes
-        # one event per line, so this is a fifth of its reading.  Still frozen: the
-        # class's __setattr__ refuses any later change.
-        _SET_T(self, t)
-        _SET_EVENT(self, event)
-        _SET_ZONE(self, zone)
-        _SET_UID(self, uid)
-        _SET_CARD(self, card)
-        _SET_BUTTON(self, button)
-        _SET_SEAT(self, seat)
-        _SET_CALL(self, call)
-        _SET_GUESSED(self, guessed)
 
     def to_dict(self) -> dict:
         """The JSON object of FORMATS.md, keys in the documented order."""
@@ -96,9 +81,7 @@ class TableEvent:
         return json.dumps(self.to_dict(), ensure_ascii=False, separators=(", ", ": "))
 
 
-(_SET_T, _SET_EVENT, _SET_ZONE, _SET_UID, _SET_CARD, _SET_BUTTON, _SET_SEAT, _SET_CALL,
- _SET_GUESSED) = (getattr(TableEvent, name).__set__ for name in
-                  ("t", "event", "zone", "uid", "card", "button", "seat", "call", "guessed"))
+_new_event = tuple.__new__      # TableEvent's own constructor, without its argument handling
 
 
 def normalise_uid(uid: object) -> str:
@@ -269,8 +252,10 @@ def _fast_event(text: str, zones: frozenset[str], cards: dict[str, Card]) -> Tab
                 return None
             if len(cards) < 256:        # the spellings seen: bounded, whatever the file holds
                 cards[value] = card
-        return TableEvent(t, kind, zone, None, card)
-    return TableEvent(t, kind, zone, uid=normalise_uid(value)) if set(value) <= _HEX else None
+        return _new_event(TableEvent, (t, kind, zone, None, card, None, None, None, False))
+    if set(value) <= _HEX:
+        return _new_event(TableEvent, (t, kind, zone, value.upper(), None, None, None, None, False))
+    return None
 
 
 def _fast_control(text: str, zones: frozenset[str]) -> TableEvent | None:

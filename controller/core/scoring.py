@@ -6,7 +6,9 @@ from :mod:`controller.core.contract_scoring`.  :meth:`Pulka.write_deal` turns
 any deal's :class:`Writes` into what it actually writes after the help rule
 (FORMATS-contracts.md ``written`` and ``help``).
 
-Everything is exact (``fractions.Fraction``); rounding happens only for output.
+Everything is exact: a whole amount is an ``int`` and any other a ``fractions.Fraction``
+(:func:`exact`; Fraction arithmetic is some fifty times slower than int's, and almost
+every entry is whole); rounding happens only for output.
 """
 
 from __future__ import annotations
@@ -55,13 +57,20 @@ class Writes:
                 for p in players}
 
 
+def exact(amount) -> int | Fraction:
+    """An amount exactly: an int if whole, else a Fraction."""
+    if type(amount) is int:
+        return amount
+    amount = Fraction(amount)
+    return amount.numerator if amount.denominator == 1 else amount
+
+
 def _add(entries: dict, key, amount) -> None:
-    """Add a non-zero ``amount`` to one entry, exactly (a first entry is the amount itself:
-    Fraction arithmetic is slow, and most entries of a deal are written once)."""
+    """Add a non-zero ``amount`` to one entry, exactly."""
     if amount:
-        amount = Fraction(amount)
+        amount = exact(amount)
         old = entries.get(key)
-        entries[key] = amount if old is None else old + amount
+        entries[key] = amount if old is None else exact(old + amount)
 
 
 def is_last_step(rules: Rules, step: int) -> bool:
@@ -162,9 +171,9 @@ class Pulka:
 
     def __init__(self, players: Iterable[str]):
         self.players = tuple(players)
-        self.gora = {p: Fraction(0) for p in self.players}
-        self.pulya = {p: Fraction(0) for p in self.players}
-        self.whists = {p: {q: Fraction(0) for q in self.players if q != p} for p in self.players}
+        self.gora: dict[str, int | Fraction] = {p: 0 for p in self.players}
+        self.pulya: dict[str, int | Fraction] = {p: 0 for p in self.players}
+        self.whists = {p: {q: 0 for q in self.players if q != p} for p in self.players}
 
     def add(self, writes: Writes, sign: int = 1) -> None:
         """Write a deal into the pulka (``sign=-1`` takes it out again, exactly)."""
@@ -172,12 +181,13 @@ class Pulka:
             writes = Writes({s: sign * v for s, v in writes.gora.items()},
                             {s: sign * v for s, v in writes.pulya.items()},
                             {k: sign * v for k, v in writes.whists.items()})
+        gora, pulya, whists = self.gora, self.pulya, self.whists
         for seat, v in writes.gora.items():
-            self.gora[seat] += v
+            gora[seat] = exact(gora[seat] + v)
         for seat, v in writes.pulya.items():
-            self.pulya[seat] += v
+            pulya[seat] = exact(pulya[seat] + v)
         for (writer, on), v in writes.whists.items():
-            self.whists[writer][on] += v
+            whists[writer][on] = exact(whists[writer][on] + v)
 
     def write_deal(self, rules: Rules, writes: Writes, order: Sequence[str] | None = None) -> DealWritten:
         """Write one deal's ``writes`` (raspasovka or contract) into the pulka under the pulya
@@ -194,21 +204,22 @@ class Pulka:
         out = Writes(dict(writes.gora), {}, dict(writes.whists))
         # the deal's gora and whists come first; the pulya entries follow one at a time
         for seat, v in writes.gora.items():
-            self.gora[seat] += v
+            self.gora[seat] = exact(self.gora[seat] + v)
         for (writer, on), v in writes.whists.items():
-            self.whists[writer][on] += v
+            self.whists[writer][on] = exact(self.whists[writer][on] + v)
         seats = list(order or self.players)
         seats += [s for s in writes.pulya if s not in seats]
         helped: list[HelpEntry] = []
         for seat in seats:
             amount = writes.pulya.get(seat)
             if amount:
-                helped += self._enter_pulya(seat, Fraction(amount), target, k, out)
+                helped += self._enter_pulya(seat, exact(amount), target, k, out)
         return DealWritten(out, helped, self.finished(rules))
 
-    def _enter_pulya(self, seat: str, amount: Fraction, target: int, k: int, out: Writes) -> list[HelpEntry]:
-        own = amount if amount < 0 else min(amount, max(Fraction(0), target - self.pulya[seat]))
-        self.pulya[seat] += own
+    def _enter_pulya(self, seat: str, amount: int | Fraction, target: int, k: int,
+                     out: Writes) -> list[HelpEntry]:
+        own = amount if amount < 0 else min(amount, max(0, target - self.pulya[seat]))
+        self.pulya[seat] = exact(self.pulya[seat] + own)
         out.add_pulya(seat, own)
         rest = amount - own
         helped = []
@@ -218,15 +229,15 @@ class Pulka:
             below = [p for p in clockwise if self.pulya[p] < target]
             if not below:
                 # every other pulya is closed: the rest comes off the helper's own gora
-                self.gora[seat] -= k * rest
+                self.gora[seat] = exact(self.gora[seat] - k * rest)
                 out.add_gora(seat, -k * rest)
                 helped.append(HelpEntry(seat, None, rest))
                 break
             to = max(below, key=lambda p: self.pulya[p])     # max keeps the first: a tie goes clockwise
             part = min(rest, target - self.pulya[to])
-            self.pulya[to] += part
+            self.pulya[to] = exact(self.pulya[to] + part)
             out.add_pulya(to, part)
-            self.whists[seat][to] += HELP_WHISTS * k * part
+            self.whists[seat][to] = exact(self.whists[seat][to] + HELP_WHISTS * k * part)
             out.add_whists(seat, to, HELP_WHISTS * k * part)
             helped.append(HelpEntry(seat, to, part))
             rest -= part
@@ -246,15 +257,20 @@ class Pulka:
     @classmethod
     def from_exact(cls, players: Iterable[str], exact: dict) -> "Pulka":
         pulka = cls(players)
-        pulka.gora = {p: Fraction(exact["gora"][p]) for p in pulka.players}
-        pulka.pulya = {p: Fraction(exact["pulya"][p]) for p in pulka.players}
-        pulka.whists = {p: {q: Fraction(exact["whists"][p][q]) for q in pulka.whists[p]} for p in pulka.players}
+        pulka.gora = {p: _exact_text(exact["gora"][p]) for p in pulka.players}
+        pulka.pulya = {p: _exact_text(exact["pulya"][p]) for p in pulka.players}
+        pulka.whists = {p: {q: _exact_text(exact["whists"][p][q]) for q in pulka.whists[p]}
+                        for p in pulka.players}
         return pulka
 
     def to_dict(self) -> dict:
         return {p: {"gora": number(self.gora[p]), "pulya": number(self.pulya[p]),
                     "whists": {q: number(v) for q, v in self.whists[p].items()}}
                 for p in self.players}
+
+
+def _exact_text(text: str) -> int | Fraction:
+    return exact(Fraction(text))
 
 
 def number(value: Fraction | int | float) -> int | float:

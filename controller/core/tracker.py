@@ -26,8 +26,8 @@ The tracker exposes its state between deals as plain data
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from transitions import Machine
 
@@ -97,26 +97,27 @@ _MESSAGES = {
 }
 
 
-@dataclass(frozen=True, slots=True, init=False)
-class Signal:
-    """Something the tracker decided; ``kind`` plus fields.  Becomes a derived log line."""
-
+class _SignalFields(NamedTuple):
     kind: str
     t: float
-    data: dict = field(default_factory=dict)
+    data: dict
 
-    def __init__(self, kind: str, t: float, data: dict | None = None):
-        # the slots' own setters: a frozen dataclass's generated __init__ goes through
-        # object.__setattr__, and a card played makes one or two signals
-        _SET_KIND(self, kind)
-        _SET_T(self, t)
-        _SET_DATA(self, {} if data is None else data)
+
+class Signal(_SignalFields):
+    """Something the tracker decided; ``kind`` plus fields.  Becomes a derived log line.
+
+    A named tuple (frozen, made at C speed: a card played makes one or two)."""
+
+    __slots__ = ()
+
+    def __new__(cls, kind: str, t: float, data: dict | None = None) -> "Signal":
+        return _new_signal(cls, (kind, t, {} if data is None else data))
 
     def to_dict(self) -> dict:
         return {"t": self.t, "kind": self.kind, **self.data}
 
 
-_SET_KIND, _SET_T, _SET_DATA = Signal.kind.__set__, Signal.t.__set__, Signal.data.__set__
+_new_signal = tuple.__new__
 
 
 @dataclass

@@ -23,7 +23,7 @@ from ..core.cards import parse_card
 from ..core.config import GameConfig
 from ..core.deal import CARD
 from ..core.deck import Deck
-from ..core.scoring import Pulka, Writes
+from ..core.scoring import Pulka, Writes, exact
 from ..core.tracker import BetweenDeals, DealRecord, DealTracker, Records
 
 
@@ -37,9 +37,9 @@ def encode_writes(w: Writes) -> dict:
 
 
 def decode_writes(d: dict) -> Writes:
-    return Writes({k: Fraction(v) for k, v in d["gora"].items()},
-                  {k: Fraction(v) for k, v in d["pulya"].items()},
-                  {(a, b): Fraction(v) for a, b, v in d["whists"]})
+    return Writes({k: exact(Fraction(v)) for k, v in d["gora"].items()},
+                  {k: exact(Fraction(v)) for k, v in d["pulya"].items()},
+                  {(a, b): exact(Fraction(v)) for a, b, v in d["whists"]})
 
 
 def _encode_lines(lines) -> list | None:

@@ -9,7 +9,6 @@ searches seeds until a deal's trick counts are the ones a worked example names.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from dataclasses import dataclass, field
 
@@ -336,4 +335,4 @@ class MixedGame:
         """The events of ``count`` deals, stamped in the order they happen (t never decreases)."""
         for _ in range(count):
             for event in self.deal():
-                yield dataclasses.replace(event, t=self._tick())
+                yield event._replace(t=self._tick())

@@ -227,7 +227,6 @@ def test_a_forged_earlier_line_with_its_own_check_is_not_vouched_for(tmp_path, m
 
 
 def test_a_deal_ended_again_after_undo_resumes_the_full_way(tmp_path, caplog):
-    from dataclasses import replace
 
     from controller.core.events import TableEvent
 
@@ -236,9 +235,9 @@ def test_a_deal_ended_again_after_undo_resumes_the_full_way(tmp_path, caplog):
     end = next(i for i, e in enumerate(stream)
                if any(s.kind == "deal" for s in tracker.feed(e)) and len(tracker.records) == 2)
     last = stream[end]
-    again = [TableEvent(last.t, "button", button="undo"), replace(last, event="removed", t=last.t + 0.5),
-             replace(last, t=last.t + 1.0)]
-    stream = stream[:end + 1] + again + [replace(e, t=e.t + 1.0) for e in stream[end + 1:]]
+    again = [TableEvent(last.t, "button", button="undo"), last._replace(event="removed", t=last.t + 0.5),
+             last._replace(t=last.t + 1.0)]
+    stream = stream[:end + 1] + again + [e._replace(t=e.t + 1.0) for e in stream[end + 1:]]
     session = SessionLog.create(tmp_path, GAME, None)
     played = DealTracker(GAME)
     play(session, played, stream)

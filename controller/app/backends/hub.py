@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, Mapping
 
 from ...core.cards import zone_names
@@ -96,7 +96,7 @@ class HubSource:
     def _forward(self, event: TableEvent) -> None:
         if event.zone in self._guessed:
             self._guessed.discard(event.zone)
-            event = replace(event, guessed=True)
+            event = event._replace(guessed=True)
         if self._sink is not None:
             self._sink(event)
 
