@@ -7,6 +7,7 @@ symbols.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from .errors import CardError
@@ -72,6 +73,7 @@ def parse_card(text: object) -> Card:
     return card
 
 
+@lru_cache(maxsize=16)      # a pure function of the table, asked at every deal
 def seat_names(players: int) -> tuple[str, ...]:
     """``('seat1', …, 'seatN')``."""
     return tuple(f"seat{i}" for i in range(1, players + 1))

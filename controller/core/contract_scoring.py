@@ -58,13 +58,17 @@ class ContractDeal:
     revoke: ContractRevoke | None = None
 
 
+_LEVELS = {game: int(game[:-1]) for game in GAMES}
+
+
 def game_level(game: str) -> int | None:
     """The number of tricks a game promises (6-10); None for misère.  ValueError if unknown."""
     if game == MISERE:
         return None
-    if game not in GAMES:
+    level = _LEVELS.get(game)
+    if level is None:
         raise ValueError(f"unknown game {game!r} (expected 6s … 10n or misere)")
-    return int(game[:-1])
+    return level
 
 
 def game_value(game: str) -> int:
@@ -86,9 +90,12 @@ def convention_factor(rules: Rules) -> int:
     return CONVENTION_K[rules.convention]
 
 
-def responsibility_factor(rules: Rules) -> Fraction:
-    """w: what a whisters' remiz costs per missing trick, relative to P × m."""
-    return Fraction(1) if rules.responsibility == "full" else Fraction(1, 2)
+_HALF = Fraction(1, 2)
+
+
+def responsibility_factor(rules: Rules) -> int | Fraction:
+    """w: what a whisters' remiz costs per missing trick, relative to P × m (whole: an int)."""
+    return 1 if rules.responsibility == "full" else _HALF
 
 
 def score_contract(rules: Rules, deal: ContractDeal) -> tuple[Writes, str]:
@@ -161,14 +168,14 @@ def _score_misere(rules: Rules, deal: ContractDeal, w: Writes) -> tuple[Writes, 
 
 def _whisters_remiz(rules: Rules, deal: ContractDeal, taken: Mapping[str, int]) -> dict[str, Fraction]:
     """Rule 4: each whister's remiz on the gora for a defence short of O (no matter who made)."""
-    level = game_level(deal.game)
-    value = game_value(deal.game)
-    unit = value * convention_factor(rules) * responsibility_factor(rules)
     need = obligation(deal.game, rules)
     defence = sum(taken[d] for d in deal.defenders)
     remiz: dict[str, Fraction] = {}
     if not deal.whisters or defence >= need:
         return remiz
+    level = game_level(deal.game)
+    value = game_value(deal.game)
+    unit = value * convention_factor(rules) * responsibility_factor(rules)
     if len(deal.whisters) == 1:
         remiz[deal.whisters[0]] = (need - defence) * unit
     elif level in (6, 7):

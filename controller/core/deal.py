@@ -15,7 +15,8 @@ Everything is derived from that list of accepted lines, so taking one back
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from functools import lru_cache
+from typing import NamedTuple, Protocol
 
 from .bidding import (CONTRACT as CONTRACT_RESULT, MISERE_DEAL, PLAY, RASPASOVKA, TEN_UNWHISTED, Auction,
                       Whisting, level, trump_of)
@@ -36,18 +37,21 @@ KIND_RASPASOVKA, KIND_CONTRACT, KIND_MISERE, KIND_UNPLAYED = "raspasovka", "cont
 AUCTION, CONTRACT_PHASE, WHISTING, PLAYING, DONE = "auction", "contract", "whisting", "play", "done"
 
 
-@dataclass(frozen=True)
-class Trick:
-    """A closed trick: its leader (a seat or ``prikup``), cards in play order, and winner."""
+class Trick(NamedTuple):
+    """A closed trick: its leader (a seat or ``prikup``), cards in play order, and winner
+    (a named tuple: frozen, and made at C speed, one per three or four cards).
+
+    ``shown`` is the trick's cards as the formats write them, zone -> card code, made once
+    when the trick closes: its trick line and the deal's summary entry both hold it, and
+    nobody changes it."""
 
     leader: str
     cards: tuple[tuple[str, Card], ...]
     winner: str | None
+    shown: dict[str, str]
 
     def to_dict(self) -> dict:
-        return {"leader": self.leader,
-                "cards": {zone: CODES[card] for zone, card in self.cards},
-                "winner": self.winner}
+        return {"leader": self.leader, "cards": self.shown, "winner": self.winner}
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class Revoke:
     trump: bool = False
 
 
+@lru_cache(maxsize=64)      # a pure function of the table and the dealer, asked at every deal
 def active_seats(players: int, dealer: str) -> tuple[str, ...]:
     """The seats holding cards, clockwise from first hand (the dealer last with 3 players)."""
     count = 3 if players == 4 else players
@@ -207,6 +212,7 @@ class Deal:
         self.active = active_seats(self.players, self.dealer)
         self.total_tricks = 10
         self._trick_starts: list[int] = []
+        self._taken = dict.fromkeys(self.seats, 0)     # tricks taken, counted as they close
         self._finished, self._phase = False, AUCTION if self.rules.bidding else PLAYING
         self._kind_name = None if self.rules.bidding else KIND_RASPASOVKA
         if self.rules.bidding:
@@ -399,8 +405,11 @@ class Deal:
         current.append((zone, card))
         if len(current) < len(self._order):
             return None, proven
-        trick = Trick(self._order[0], tuple(current), self.kind.winner(current))
+        winner = self.kind.winner(current)
+        trick = Trick(self._order[0], tuple(current), winner, {z: CODES[c] for z, c in current})
         self.tricks.append(trick)
+        if winner is not None:
+            self._taken[winner] += 1
         self.current = []
         if len(self.tricks) == self.total_tricks:
             self._refresh()
@@ -422,11 +431,8 @@ class Deal:
 
     @property
     def taken(self) -> dict[str, int]:
-        counts = {seat: 0 for seat in self.seats}
-        for trick in self.tricks:
-            if trick.winner is not None:
-                counts[trick.winner] += 1
-        return counts
+        """Tricks taken per seat (a copy: the caller may keep it)."""
+        return dict(self._taken)
 
     @property
     def first_revoke(self) -> Revoke | None:

@@ -365,7 +365,9 @@ class DealTracker:
         self.deal = None
         self.leftover = set(self.present)
         if self.contract_fields:
-            data = {"deal": deal.number, **{k: v for k, v in entry.items() if k not in ("number", "tricks")}}
+            data = {"deal": deal.number}        # then the entry's fields, in order, but these two
+            data.update(entry)
+            del data["number"], data["tricks"]
         else:
             data = raspasovka_entry(entry)
             data.pop("tricks")
@@ -384,24 +386,29 @@ class DealTracker:
     def feed(self, event: TableEvent) -> list[Signal]:
         """Apply one table event; return the signals it caused (possibly none)."""
         self.events_seen += 1
-        self._t = event.t
+        t = self._t = event.t
+        card = event.card
+        if card is not None:                # a card laid or lifted (the common line) first
+            if event.event != PLACED:
+                return self._removed(event.zone, card)
+            if event.guessed:
+                return self._placed_guessed(t, event.zone, card)
+            return self._placed(t, event.zone, card)
         kind = event.event
         if kind == BUTTON:
             return self._button(event)
         if kind in VALUE_FIELD:
             return self._control(event)
-        card = event.card
+        card = self.deck.card_for(event.uid) if self.deck is not None else None
         if card is None:
-            card = self.deck.card_for(event.uid) if self.deck is not None else None
-            if card is None:
-                token = self.deck.token_for(event.uid) if self.deck is not None else None
-                if token is not None:
-                    return self._token(event, token)
-                return self._unknown(event)
+            token = self.deck.token_for(event.uid) if self.deck is not None else None
+            if token is not None:
+                return self._token(event, token)
+            return self._unknown(event)
         if kind == PLACED:
             if event.guessed:
-                return self._placed_guessed(event.t, event.zone, card)
-            return self._placed(event.t, event.zone, card)
+                return self._placed_guessed(t, event.zone, card)
+            return self._placed(t, event.zone, card)
         return self._removed(event.zone, card)
 
     def feed_all(self, events: Iterable[TableEvent]) -> list[Signal]:
@@ -486,10 +493,16 @@ class DealTracker:
 
     def _placed(self, t: float, zone: str, card: Card, guessed: bool = False) -> list[Signal]:
         key = (zone, card)
-        if key in self.present:
+        present = self.present
+        if key in present:
             return []                       # reported twice without a removal: nothing changes
-        self.present.add(key)
+        present.add(key)
         deal = self.deal
+        if self.held is None and deal is not None and zone == deal.expected and card not in deal.played:
+            # the common card, due from this zone and new in the deal: none of the checks
+            # below could refuse it (the zone due is never the prikup outside a raspasovka,
+            # and holds no card of the open trick yet)
+            return self._accept(t, zone, card, guessed)
         if self.held is not None:
             # the trick waits for `confirm` (its order was guessed): this card waits with it and
             # is taken after, as if laid then; a second card on a zone that has one is refused
@@ -535,10 +548,13 @@ class DealTracker:
             signals += self._signal_mistake(t, {"type": REVOKE, "zone": zone, "card": str(card),
                                                 "suit": revoke.suit})
         if trick is None:
-            return signals + self._take_parked(t)
+            if self.parked:
+                signals += self._take_parked(t)
+            return signals
         self.last_trick = trick
-        fields = {"deal": deal.number, "number": len(deal.tricks), **trick.to_dict()}
-        if self.guessed.intersection(trick.cards):
+        fields = {"deal": deal.number, "number": len(deal.tricks), "leader": trick.leader,
+                  "cards": trick.shown, "winner": trick.winner}
+        if self.guessed and self.guessed.intersection(trick.cards):
             self.held = fields
             self.hold_trick()
             return signals
@@ -552,10 +568,12 @@ class DealTracker:
         if not deal.finished:
             if held:
                 self.release_trick()
-            return signals + self._take_parked(t)
-        self.guessed.clear()
-        signals += self._run(self.finish_deal)
-        return signals + self._take_parked(t)     # cards laid meanwhile meet the next deal's rules
+        else:
+            self.guessed.clear()
+            signals += self._run(self.finish_deal)
+        if self.parked:                 # after the last trick: cards laid meanwhile meet the next deal's rules
+            signals += self._take_parked(t)
+        return signals
 
     def _take_parked(self, t: float) -> list[Signal]:
         """The cards that wait, in laying order: a guessed one that came before its seat's turn
@@ -577,12 +595,16 @@ class DealTracker:
 
     def _removed(self, zone: str, card: Card) -> list[Signal]:
         key = (zone, card)
-        if key not in self.present:
+        present = self.present
+        if key not in present:
             return []
-        self.present.discard(key)
-        self.ignored.discard(key)
-        self.parked.pop(key, None)
-        if key in self.leftover:
+        present.remove(key)
+        # the other sets are empty at almost every lift: asked only when they hold anything
+        if self.ignored:
+            self.ignored.discard(key)
+        if self.parked:
+            self.parked.pop(key, None)
+        if self.leftover:
             self.leftover.discard(key)
         return []
 
