@@ -44,15 +44,21 @@ class Auction:
         self._work_out()
 
     def _work_out(self) -> None:
-        """What the calls so far mean (kept, since every line and card asks)."""
+        """What the calls so far mean, from all of them (kept, since every line and card asks)."""
         self.passed: set[str] = {seat for seat, bid in self.calls if bid == PASS}
+        self.bidders: set[str] = {seat for seat, bid in self.calls if bid != PASS}
         self.highest: tuple[str, str] | None = next(
             ((seat, bid) for seat, bid in reversed(self.calls) if bid != PASS), None)   # the last non-pass
+        self._decide(self.calls[-1][0] if self.calls else None)
+
+    def _decide(self, last: str | None) -> None:
+        """Whether the auction is decided, its result and whose call is next, after a call by
+        ``last`` (None: no call yet)."""
         passed = self.passed
         decided = len(passed) == 3
         if len(passed) == 2:
             rest = next(s for s in self.active if s not in passed)
-            decided = any(seat == rest and bid != PASS for seat, bid in self.calls)
+            decided = rest in self.bidders
         self.decided = decided
         if not decided:
             self.result: str | None = None
@@ -62,10 +68,10 @@ class Auction:
             self.result = MISERE_DEAL if self.highest[1] == MISERE else CONTRACT
         self.turn: str | None = None            # the seat to call next, None once decided
         if not decided:
-            if not self.calls:
+            if last is None:
                 self.turn = self.active[0]
             else:
-                at = self.active.index(self.calls[-1][0])
+                at = self.active.index(last)
                 self.turn = next(self.active[(at + k) % 3] for k in range(1, 4)
                                  if self.active[(at + k) % 3] not in passed)
 
@@ -97,7 +103,12 @@ class Auction:
 
     def call(self, seat: str, bid: str) -> None:
         self.calls.append((seat, bid))
-        self._work_out()
+        if bid == PASS:                 # one call changes the picture by itself: no pass over all calls
+            self.passed.add(seat)
+        else:
+            self.bidders.add(seat)
+            self.highest = (seat, bid)
+        self._decide(seat)
 
 
 def contract_refusal(winning_bid: str, game: str) -> str | None:
@@ -124,35 +135,36 @@ class Whisting:
     half_allowed: bool              # rules.half_whist
     calls: list[tuple[str, str]] = field(default_factory=list)
 
-    @property
-    def turn(self) -> str | None:
+    def __post_init__(self) -> None:
+        self._work_out()
+
+    def _work_out(self) -> None:
+        """Whose call is next, the result and the whisters, after the calls so far (kept:
+        the tracker, the views and the scoring ask them again and again)."""
         said = [c for _, c in self.calls]
         if not said:
-            return self.first
-        if len(said) == 1:
-            return self.second
-        if said == ["pass", "half"]:
-            return self.first
-        return None
-
-    @property
-    def result(self) -> str | None:
-        """``play``, ``passed`` or ``half_whist`` once decided, else None."""
-        said = [c for _, c in self.calls]
+            self.turn: str | None = self.first
+        elif len(said) == 1:
+            self.turn = self.second
+        elif said == ["pass", "half"]:
+            self.turn = self.first
+        else:
+            self.turn = None
+        # ``play``, ``passed`` or ``half_whist`` once decided, else None
         if len(said) < 2 or said == ["pass", "half"]:
-            return None
-        if said == ["pass", "pass"]:
-            return PASSED
-        if said == ["pass", "half", "pass"]:
-            return HALF_WHIST
-        return PLAY
+            self.result: str | None = None
+        elif said == ["pass", "pass"]:
+            self.result = PASSED
+        elif said == ["pass", "half", "pass"]:
+            self.result = HALF_WHIST
+        else:
+            self.result = PLAY
+        self._whisters = [seat for seat, c in self.calls if c == "whist"] if self.result == PLAY else []
 
     @property
     def whisters(self) -> list[str]:
         """The seats that whist in play, in the order of their whist calls."""
-        if self.result != PLAY:
-            return []
-        return [seat for seat, c in self.calls if c == "whist"]
+        return list(self._whisters)
 
     @property
     def half_whister(self) -> str | None:
@@ -176,3 +188,4 @@ class Whisting:
 
     def call(self, seat: str, call: str) -> None:
         self.calls.append((seat, call))
+        self._work_out()

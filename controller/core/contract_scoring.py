@@ -12,9 +12,10 @@ the tracker hands it in a :class:`ContractDeal`.  Everything is exact
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Mapping
+from types import MappingProxyType
+from typing import Mapping, NamedTuple
 
 from .config import Rules
 from .scoring import CONVENTION_K, Writes
@@ -42,9 +43,12 @@ class ContractRevoke:
     highest_defender: str | None     # the defender with the highest card of the led suit in that trick
 
 
-@dataclass(frozen=True)
-class ContractDeal:
-    """What the tracker knows of a finished non-raspasovka deal, after the play."""
+_NO_TRICKS: Mapping[str, int] = MappingProxyType({})
+
+
+class ContractDeal(NamedTuple):
+    """What the tracker knows of a finished non-raspasovka deal, after the play (a named
+    tuple: frozen, and made at C speed, once per deal)."""
 
     game: str                        # "6s" … "10n" or "misere"
     declarer: str                    # a seat
@@ -54,7 +58,7 @@ class ContractDeal:
     half_whister: str | None         # ending "half_whist": the seat that said half
     dealer: str
     seats: tuple[str, ...]           # every seat of the table (4 with a sitting-out dealer)
-    taken: Mapping[str, int] = field(default_factory=dict)   # tricks as played per seat, before any revoke move
+    taken: Mapping[str, int] = _NO_TRICKS    # tricks as played per seat, before any revoke move
     revoke: ContractRevoke | None = None
 
 

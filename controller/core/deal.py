@@ -378,31 +378,25 @@ class Deal:
         plays, current = self.plays, self.current
         index = len(plays)
         self.lines.append((CARD, zone, card))
-        plays.append((zone, card))
+        pair = (zone, card)
+        plays.append(pair)
         self.played.add(card)
+        proven = None
+        if zone != PRIKUP and (self.voids or self.trumpless):
+            proven = self._proven_revoke(zone, card.suit, index)
         if not current:
             self._trick_starts.append(index)
-        proven = None
-        if zone != PRIKUP:
+        elif zone != PRIKUP:
+            # a follower not following the led suit (or not trumping) is remembered: the
+            # revoke is proven when that seat later plays the suit (above)
+            led = current[0][1].suit
             suit = card.suit
-            trump = self.kind.trump
-            voids = self.voids.get(zone)
-            revoked = voids is not None and suit in voids
-            if revoked or (suit == trump and zone in self.trumpless):
-                failed = [(voids[suit], False)] if revoked else []
-                if suit == trump and zone in self.trumpless:
-                    failed.append((self.trumpless[zone], True))
-                if not any(r.seat == zone and r.suit == suit for r in self.revokes):
-                    at, by_trump = min(failed)
-                    proven = Revoke(zone, suit, at, index, by_trump)
-                    self.revokes.append(proven)
-            if current:
-                led = current[0][1].suit
-                if suit != led:
-                    self.voids.setdefault(zone, {}).setdefault(led, index)
-                    if trump is not None and led != trump and suit != trump:
-                        self.trumpless.setdefault(zone, index)
-        current.append((zone, card))
+            if suit != led:
+                self.voids.setdefault(zone, {}).setdefault(led, index)
+                trump = self.kind.trump
+                if trump is not None and led != trump and suit != trump:
+                    self.trumpless.setdefault(zone, index)
+        current.append(pair)
         if len(current) < len(self._order):
             return None, proven
         winner = self.kind.winner(current)
@@ -416,6 +410,26 @@ class Deal:
         if not self._finished:
             self._order = self.kind.trick_order(len(self.tricks), trick.winner)
         return trick, proven
+
+    def _proven_revoke(self, zone: str, suit: str, index: int) -> Revoke | None:
+        """The revoke the card of ``zone`` at play ``index`` proves, if any: the seat plays
+        a suit it did not follow, or a trump after not trumping (seed 001); a revoke in
+        that suit proven before is not proven again."""
+        voids = self.voids.get(zone)
+        trump = self.kind.trump
+        revoked = voids is not None and suit in voids
+        trumpless = suit == trump and zone in self.trumpless
+        if not (revoked or trumpless):
+            return None
+        failed = [(voids[suit], False)] if revoked else []
+        if trumpless:
+            failed.append((self.trumpless[zone], True))
+        if any(r.seat == zone and r.suit == suit for r in self.revokes):
+            return None
+        at, by_trump = min(failed)
+        proven = Revoke(zone, suit, at, index, by_trump)
+        self.revokes.append(proven)
+        return proven
 
     def without_last(self) -> "Deal":
         """A fresh deal with every accepted line but the last (``undo``)."""

@@ -124,10 +124,11 @@ def _bid_value(text: str, allow_pass: bool) -> str | None:
     return None
 
 
+_CHOICES = {BID: "pass, misere or a game 6s ... 10n", CONTRACT: "misere or a game 6s ... 10n",
+            WHIST: ", ".join(WHIST_CALLS), WHIST_MODE: ", ".join(WHIST_MODES)}
+
+
 def _control_value(event: str, value: object) -> str:
-    name = VALUE_FIELD[event]
-    choices = {BID: "pass, misere or a game 6s ... 10n", CONTRACT: "misere or a game 6s ... 10n",
-               WHIST: ", ".join(WHIST_CALLS), WHIST_MODE: ", ".join(WHIST_MODES)}[event]
     if isinstance(value, str):
         if event in (BID, CONTRACT):
             code = _bid_value(value, allow_pass=event == BID)
@@ -135,7 +136,7 @@ def _control_value(event: str, value: object) -> str:
             code = value if value in (WHIST_CALLS if event == WHIST else WHIST_MODES) else None
         if code is not None:
             return code
-    raise EventError(f"field '{name}' must be {choices}, got {value!r}")
+    raise EventError(f"field '{VALUE_FIELD[event]}' must be {_CHOICES[event]}, got {value!r}")
 
 
 def _control_from_dict(obj: dict, t: float, kind: str, zones: tuple[str, ...]) -> TableEvent:

@@ -52,9 +52,16 @@ class Writes:
     def per_seat(self, players: Sequence[str]) -> dict:
         """FORMATS-contracts.md ``written``: every seat's gora, pulya and whists on each other seat,
         zeros included."""
-        return {p: {"gora": number(self.gora.get(p, 0)), "pulya": number(self.pulya.get(p, 0)),
-                    "whists": {q: number(self.whists.get((p, q), 0)) for q in players if q != p}}
-                for p in players}
+        gora, pulya, whists = self.gora, self.pulya, self.whists
+        out = {}
+        for p in players:
+            g, u = gora.get(p, 0), pulya.get(p, 0)
+            on = {q: whists.get((p, q), 0) for q in players if q != p}
+            # whole amounts are ints (exact): only a fraction needs number()
+            out[p] = {"gora": g if type(g) is int else number(g), "pulya": u if type(u) is int else number(u),
+                      "whists": on if all(type(v) is int for v in on.values())
+                      else {q: number(v) for q, v in on.items()}}
+        return out
 
 
 def exact(amount) -> int | Fraction:

@@ -283,7 +283,7 @@ def test_defender_revoke_writes_the_game_as_made_whatever_the_declarer_took():
     assert score(SOCHI, d) == (expect(pulya={"seat2": 2}, gora={"seat1": 2},
                                       whists={("seat3", "seat2"): 6, ("seat1", "seat2"): 4}), "made")
     # a trick the declarer won himself stays his
-    own = replace(d, revoke=replace(revoke, trick_winner="seat2"))
+    own = d._replace(revoke=replace(revoke, trick_winner="seat2"))
     assert score(SOCHI, own)[0] == expect(pulya={"seat2": 2}, gora={"seat1": 2},
                                           whists={("seat3", "seat2"): 8, ("seat1", "seat2"): 4})
 
@@ -294,7 +294,7 @@ def test_a_passer_revoking_in_closed_play_is_charged_like_a_whister():
     assert score(SOCHI, d) == (expect(pulya={"seat2": 2}, gora={"seat3": 2},
                                       whists={("seat1", "seat2"): 8}), "made")
     # open play: the passer's zone revoked, the whister is charged (the tracker says who)
-    open_play = replace(d, revoke=replace(revoke, charged="seat1"))
+    open_play = d._replace(revoke=replace(revoke, charged="seat1"))
     assert score(SOCHI, open_play)[0] == expect(pulya={"seat2": 2}, gora={"seat1": 2},
                                                 whists={("seat1", "seat2"): 8})
 
