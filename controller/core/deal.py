@@ -92,6 +92,7 @@ class DealKind(Protocol):
         """What the finished deal writes (before the help rule), and its outcome."""
 
 
+@lru_cache(maxsize=256)     # a pure function of the seats: asked at every trick
 def _rotated(active: tuple[str, ...], leader: str) -> tuple[str, ...]:
     at = active.index(leader)
     return active[at:] + active[:at]
@@ -145,11 +146,16 @@ class ContractPlay:
         return self.active if index == 0 else _rotated(self.active, previous_winner)
 
     def winner(self, cards: list[tuple[str, Card]]) -> str | None:
-        trumps = [(c.rank, z) for z, c in cards if c.suit == self.trump]
-        if trumps:
-            return max(trumps)[1]
-        led = cards[0][1].suit
-        return max((c.rank, z) for z, c in cards if c.suit == led)[1]
+        # the highest trump, else the highest card of the led suit (the ranks are distinct)
+        trump, led = self.trump, cards[0][1].suit
+        best_zone, best_rank, best_trump = None, -1, False
+        for zone, card in cards:
+            is_trump = card.suit == trump
+            if is_trump and not best_trump:
+                best_zone, best_rank, best_trump = zone, card.rank, True
+            elif (is_trump or (card.suit == led and not best_trump)) and card.rank > best_rank:
+                best_zone, best_rank = zone, card.rank
+        return best_zone
 
     def score(self, deal: "Deal") -> tuple[Writes, str]:
         return score_contract(self.rules, deal.contract_deal())

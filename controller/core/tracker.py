@@ -2,12 +2,15 @@
 
 A ``transitions`` state machine follows the phases of a deal: ``idle`` (between
 deals), ``auction``, ``contract`` (the declarer's game), ``whisting`` and
-``play`` (with ``held``: a trick waiting for ``confirm``).  A card inside play
-fires no trigger: the trick's lead and close are the deal's own bookkeeping, so
-the machine moves only when the phase does (issue 12's replay speed).  States and transitions are data (:data:`STATES`, :data:`TRANSITIONS`);
-the conditions read the deal (:class:`~controller.core.deal.Deal`) that the
-accepted lines built, and the callbacks write the derived lines a phase change
-causes (``auction``, ``whisting``, the deal's result).  Without
+``play`` (with ``held``: a trick waiting for ``confirm``).  States and
+transitions are data (:data:`STATES`, :data:`TRANSITIONS`, and
+:data:`PHASE_MOVES`: which move a call line makes when the deal
+(:class:`~controller.core.deal.Deal`) it was added to changes phase); the
+callbacks write the derived lines a phase change causes (``auction``,
+``whisting``, the deal's result).  The machine moves only when the phase does:
+a card inside play fires no trigger (the trick's lead and close are the deal's
+own bookkeeping), and no move is tried that cannot apply -- a replay fires about
+four triggers a deal (issue 12's replay speed).  Without
 ``rules.bidding`` a deal goes from ``idle`` straight to ``play`` (RULES.md);
 with it every deal begins with its auction (RULES-contracts.md).  One thread
 feeds one tracker.
@@ -33,7 +36,8 @@ from transitions import Machine
 
 from .cards import Card, zone_names
 from .config import GameConfig
-from .deal import (AUCTION, CARD, CODES, CONTRACT_PHASE, KIND_RASPASOVKA, PLAYING, PRIKUP, WHISTING, Deal, Trick)
+from .deal import (AUCTION, CARD, CODES, CONTRACT_PHASE, DONE, KIND_RASPASOVKA, PLAYING, PRIKUP, WHISTING, Deal,
+                   Trick)
 from .deck import Deck
 from .events import BID, BUTTON, CONTRACT, MISERE, PLACED, VALUE_FIELD, WHIST, TableEvent
 from .bidding import MISERE_DEAL, contract_refusal
@@ -54,16 +58,16 @@ _IN_DEAL = [AUCTION, CONTRACT_PHASE, WHISTING, PLAY, HELD]
 TRANSITIONS = [
     {"trigger": "open_auction", "source": IDLE, "dest": AUCTION},           # the first hand's first bid
     {"trigger": "start_deal", "source": IDLE, "dest": PLAY},                # the first card (no bidding)
-    {"trigger": "called", "source": AUCTION, "dest": PLAY, "conditions": "play_follows",
+    # a call line that ends its phase moves the machine by the move named in PHASE_MOVES
+    {"trigger": "auction_to_play", "source": AUCTION, "dest": PLAY,
      "after": "_auction_decided"},                                          # all passed, or misère
-    {"trigger": "called", "source": AUCTION, "dest": CONTRACT_PHASE, "conditions": "auction_decided",
+    {"trigger": "auction_won", "source": AUCTION, "dest": CONTRACT_PHASE,
      "after": "_auction_decided"},                                          # won with a game
-    {"trigger": "declared", "source": CONTRACT_PHASE, "dest": IDLE, "conditions": "deal_over",
+    {"trigger": "ten_unwhisted", "source": CONTRACT_PHASE, "dest": IDLE,
      "after": ["_ten_unwhisted", "_end_deal"]},                             # a 10 not whisted
     {"trigger": "declared", "source": CONTRACT_PHASE, "dest": WHISTING},
-    {"trigger": "whisted", "source": WHISTING, "dest": PLAY, "conditions": "play_follows",
-     "after": "_whisting_decided"},
-    {"trigger": "whisted", "source": WHISTING, "dest": IDLE, "conditions": "deal_over",
+    {"trigger": "whisted", "source": WHISTING, "dest": PLAY, "after": "_whisting_decided"},
+    {"trigger": "whisting_ends_deal", "source": WHISTING, "dest": IDLE,
      "after": ["_whisting_decided", "_end_deal"]},                          # both pass, half-whist
     {"trigger": "hold_trick", "source": PLAY, "dest": HELD},                # a guessed order in it
     # a trick is counted when its last card comes, or on `confirm` if it was held
@@ -75,6 +79,12 @@ TRANSITIONS = [
     {"trigger": "rewind", "source": STATES, "dest": state, "conditions": f"rewound_to_{state}"}
     for state in STATES
 ]
+
+# The move a call line makes when it changes the deal's phase, by (phase before, phase after):
+# each is one transition above, so the machine never tries a transition that cannot apply.
+PHASE_MOVES = {(AUCTION, PLAYING): "auction_to_play", (AUCTION, CONTRACT_PHASE): "auction_won",
+               (CONTRACT_PHASE, DONE): "ten_unwhisted", (CONTRACT_PHASE, WHISTING): "declared",
+               (WHISTING, PLAYING): "whisted", (WHISTING, DONE): "whisting_ends_deal"}
 
 # mistake types
 OUT_OF_TURN = "out_of_turn"
@@ -294,16 +304,7 @@ class DealTracker:
         return Deal(len(self.records) + 1, dealer, self.rules.progression[step], step,
                     self.players, self.rules)
 
-    # --- the machine's conditions (they read the deal the accepted lines built) -----
-
-    def play_follows(self) -> bool:
-        return self.deal is not None and self.deal.phase == PLAYING
-
-    def auction_decided(self) -> bool:
-        return self.deal is not None and self.deal.phase == CONTRACT_PHASE
-
-    def deal_over(self) -> bool:
-        return self.deal is not None and self.deal.finished
+    # --- the machine's conditions for `undo` (they read the deal the remaining lines built)
 
     def _phase(self) -> str:
         return IDLE if self.deal is None else self.deal.phase
@@ -635,13 +636,13 @@ class DealTracker:
                 self.open_auction()
                 start = [Signal("deal_start", t, {"deal": fresh.number, "dealer": fresh.dealer,
                                                    "price": fresh.price})]
-                return start + self._call(t, event, self.called)
+                return start + self._call(t, event)
             if deal.phase != AUCTION:
                 return self._refuse(t, event, "no auction now")
             refusal = deal.bidding.auction.refusal(seat, value)
             if refusal:
                 return self._refuse(t, event, refusal)
-            return self._call(t, event, self.called)
+            return self._call(t, event)
         if deal is None:
             return self._refuse(t, event, "no deal awaits this line")
         b = deal.bidding
@@ -654,33 +655,33 @@ class DealTracker:
             if b.auction.result == MISERE_DEAL:
                 if value != MISERE or deal.plays:
                     return self._refuse(t, event, "a misere auction: the game is misere, until the first card")
-                return self._call(t, event, None)
+                return self._call(t, event)
             if deal.phase != CONTRACT_PHASE:
                 return self._refuse(t, event, "the contract is already declared")
             refusal = contract_refusal(b.winning_bid, value)
             if refusal:
                 return self._refuse(t, event, refusal)
-            return self._call(t, event, self.declared)
+            return self._call(t, event)
         if kind == WHIST:
             if deal.phase != WHISTING:
                 return self._refuse(t, event, "no whisting now" if b.game != MISERE else "a misere is not whisted")
             refusal = b.whisting.refusal(seat, value)
             if refusal:
                 return self._refuse(t, event, refusal)
-            return self._call(t, event, self.whisted)
+            return self._call(t, event)
         refusal = deal.mode_refusal()          # whist_mode
         if refusal:
             return self._refuse(t, event, refusal)
-        return self._call(t, event, None)
+        return self._call(t, event)
 
-    def _call(self, t: float, event: TableEvent, trigger) -> list[Signal]:
-        """Record an accepted control line; fire ``trigger`` when the line ends its phase
-        (a call that leaves the auction or the whisting open changes no state)."""
+    def _call(self, t: float, event: TableEvent) -> list[Signal]:
+        """Record an accepted control line; move the machine when the line ends its phase
+        (:data:`PHASE_MOVES`; a call that leaves the auction or the whisting open moves nothing)."""
         deal = self.deal
         before = deal.phase
         deal.call(event.event, event.seat, event.call)
-        if deal.phase == before:
-            trigger = None
+        after = deal.phase
+        trigger = None if after == before else getattr(self, PHASE_MOVES[before, after])
         data = {"deal": deal.number}
         if event.seat is not None:
             data["seat"] = event.seat
