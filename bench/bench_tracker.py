@@ -5,11 +5,14 @@ one bare ``transitions`` trigger on a two-state machine (same flags as the
 tracker: auto_transitions=False, queued=True), measured in the same run, for
 10,000 raspasovka deals and for a mixed game with ``rules.bidding`` (auctions,
 contracts, misères, unplayed deals, raspasovka; tests/core/contract_games.py).
-Then a whole 1,000-deal mixed session is replayed from its JSON Lines file
-(``controller.store.replay.replay_file``) beside a bare ``json.loads`` of every
-line of the same file, with the share of parsing (reading and validation alone)
-and of the ``transitions`` machinery (the triggers the replay fires, counted in a
-separate run, times the bare trigger's cost).
+Then a whole 1,000-deal mixed session is replayed from its JSON Lines file of
+table events (``controller.store.replay.replay_file``) beside a bare
+``json.loads`` of every line of the same file, with the share of parsing
+(reading and validation alone) and of the ``transitions`` machinery (the
+triggers the replay fires, counted in a separate run, times the bare trigger's
+cost); and the same session's game log as the table writes it (every event
+followed by its derived lines, which a replay skips), beside a bare
+``json.loads`` of its lines.
 
 Targets: raspasovka >= 50,000 events/s on one core, <= 3x the bare trigger
 (issue 2); a mixed game no slower per event than raspasovka within 10 %, and
@@ -41,6 +44,7 @@ from controller.core.config import GameConfig  # noqa: E402
 from controller.app.sim import Noise, TableSimulator  # noqa: E402
 from controller.core.tracker import DealTracker  # noqa: E402
 from controller.core.config import Rules, Table  # noqa: E402
+from controller.store.gamelog import _group as event_group  # noqa: E402
 from controller.store.replay import events_of_stream, replay_file  # noqa: E402
 from contract_games import MixedGame  # noqa: E402
 
@@ -104,10 +108,15 @@ def mixed_batches(game: GameConfig, deals: int, chunk: int, noise: bool):
     print(file=sys.stderr)
 
 
-def write_session(game: GameConfig, deals: int, path: Path) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
+def write_session(game: GameConfig, deals: int, path: Path, log: Path) -> None:
+    """The session's table events at ``path`` (a table event file), and at ``log`` its
+    game log's ``events.jsonl`` as the table writes it: each event followed by its
+    derived lines (SessionLog.append's own grouping, without its fsyncs)."""
+    tracker = DealTracker(game)
+    with open(path, "w", encoding="utf-8") as fh, open(log, "wb") as lh:
         for event in MixedGame(game, seed=7).deals(deals):
             fh.write(event.to_json() + "\n")
+            lh.write(event_group(event, tracker.feed(event)))
 
 
 def bare_loads(path: Path) -> float:
@@ -215,9 +224,10 @@ def main() -> None:
     del tracker, mixed, rasp_batches, mix_batches
     gc.collect()
     with tempfile.TemporaryDirectory() as tmp:
-        session = Path(tmp) / "session.jsonl"
-        write_session(mixed_game, args.replay_deals, session)
+        session, log = Path(tmp) / "session.jsonl", Path(tmp) / "events.jsonl"
+        write_session(mixed_game, args.replay_deals, session, log)
         r = replay_vs_json(mixed_game, session, args.repeats)
+        g = replay_vs_json(mixed_game, log, args.repeats)
         triggers = triggers_fired(session, mixed_game)
     replay, loads, parse = r["replay"], r["bare"], r["parse"]
     print(f"{r['deals']}-deal session replay:  {replay:.3f} s; bare json.loads of its lines {loads:.3f} s "
@@ -228,6 +238,9 @@ def main() -> None:
     # the machine's own share: every phase change is one trigger
     print(f"  of which transitions:    {triggers} triggers x the bare trigger = {triggers * bare:.3f} s "
           f"({triggers * bare / loads:.2f}x json.loads)")
+    print(f"the same session's game log (events.jsonl, its derived lines skipped): replay {g['replay']:.3f} s; "
+          f"bare json.loads of its lines {g['bare']:.3f} s ({g['replay'] / g['bare']:.2f}x; median "
+          f"{g['median_ratio']:.2f}x)")
 
 if __name__ == "__main__":
     main()

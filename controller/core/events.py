@@ -19,7 +19,7 @@ import math
 import re
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from .cards import DECK, Card, parse_card
+from .cards import Card, parse_card
 from .errors import CardError, EventError
 
 PLACED = "placed"
@@ -224,8 +224,15 @@ class SkippedLine(str):
 # also for integers below 2**53), the strings have no escapes (their text is their
 # value), the keys are four distinct ones, and a zone, card or t the slow path would
 # refuse sends the line to the slow path, which reports it.
-_CARD_LINE = re.compile(r'\{"t": ((?:0|[1-9][0-9]{0,12})(?:\.[0-9]{1,20})?), "zone": "([a-z0-9]{1,12})", '
-                        r'"event": "(placed|removed)", "(card|uid)": "([0-9A-Za-z]{1,40})"\}')
+#
+# The line is '{"t": ' NUMBER TAIL, and the number holds no comma, so it ends at the
+# line's first one.  A table has a few hundred distinct tails (zone, edge, card), so
+# each tail is judged once per file and remembered (see _fast_event).
+_CARD_PREFIX = '{"t": '
+_NUMBER = re.compile(r"(?:0|[1-9][0-9]{0,12})(?:\.[0-9]{1,20})?")
+_CARD_TAIL = re.compile(r', "zone": "([a-z0-9]{1,12})", "event": "(placed|removed)", '
+                        r'"(card|uid)": "([0-9A-Za-z]{1,40})"\}')
+MAX_TAILS = 4096        # tails remembered per file: bounded, whatever the file holds
 # The same for a button or a contract control line exactly as to_json writes it: t, event,
 # the seat when there is one, then the one value field.  The value goes through the slow
 # path's own check (_control_value), and anything it or this pattern refuses -- a value
@@ -235,28 +242,47 @@ _CONTROL_LINE = re.compile(r'\{"t": ((?:0|[1-9][0-9]{0,12})(?:\.[0-9]{1,20})?), 
 _decoder = json.JSONDecoder()
 
 
-def _fast_event(text: str, zones: frozenset[str], cards: dict[str, Card]) -> TableEvent | None:
-    """The event of a well-formed card/tag line (see _CARD_LINE), or None: take the slow path."""
-    m = _card_line(text)
+def _card_tail(tail: str, zones: frozenset[str]) -> tuple | None:
+    """(edge, zone, uid, card) of a well-formed card line's tail (see _CARD_TAIL), or None."""
+    m = _card_tail_match(tail)
     if m is None:
         return None
-    t_text, zone, kind, field_name, value = m.groups()
-    t = float(t_text)
-    if t > MAX_T or zone not in zones:
+    zone, kind, field_name, value = m.groups()
+    if zone not in zones:
         return None
     if field_name == "card":
-        card = cards.get(value)
-        if card is None:
-            try:
-                card = parse_card(value)
-            except CardError:
-                return None
-            if len(cards) < 256:        # the spellings seen: bounded, whatever the file holds
-                cards[value] = card
-        return _new_event(TableEvent, (t, kind, zone, None, card, None, None, None, False))
-    if set(value) <= _HEX:
-        return _new_event(TableEvent, (t, kind, zone, value.upper(), None, None, None, None, False))
-    return None
+        try:
+            return kind, zone, None, parse_card(value)
+        except CardError:
+            return None
+    return (kind, zone, value.upper(), None) if set(value) <= _HEX else None
+
+
+def _fast_event(text: str, zones: frozenset[str], tails: dict[str, tuple | None]) -> TableEvent | None:
+    """The event of a well-formed card/tag line (see _CARD_TAIL), or None: take the slow path.
+    ``tails`` remembers what each tail seen in this file was (None: not a fast one)."""
+    if not text.startswith(_CARD_PREFIX):
+        return None
+    comma = text.find(",", 6)
+    if comma < 0:
+        return None
+    tail = text[comma:]
+    try:
+        known = tails[tail]
+    except KeyError:
+        known = _card_tail(tail, zones)
+        if len(tails) < MAX_TAILS:
+            tails[tail] = known
+    if known is None:
+        return None
+    t_text = text[6:comma]
+    if _number(t_text) is None:
+        return None
+    t = float(t_text)
+    if t > MAX_T:
+        return None
+    kind, zone, uid, card = known
+    return _new_event(TableEvent, (t, kind, zone, uid, card, None, None, None, False))
 
 
 def _fast_control(text: str, zones: frozenset[str]) -> TableEvent | None:
@@ -284,9 +310,9 @@ def _fast_control(text: str, zones: frozenset[str]) -> TableEvent | None:
         return None
 
 
-_card_line = _CARD_LINE.fullmatch
+_card_tail_match = _CARD_TAIL.fullmatch
+_number = _NUMBER.fullmatch
 _control_line = _CONTROL_LINE.fullmatch
-_CARD_CODES = {str(card): card for card in DECK}     # the spelling to_json writes, known from the start
 
 
 def read_events(lines: Iterable[str], zones: Iterable[str],
@@ -305,7 +331,7 @@ def numbered_events(lines: Iterable[str], zones: Iterable[str],
                     on_error: ErrorSink | None = None) -> Iterator[tuple[int, TableEvent]]:
     """:func:`read_events` with each event's line number (1 for the first line)."""
     zones = tuple(zones)
-    zone_set, cards = frozenset(zones), dict(_CARD_CODES)
+    zone_set, tails = frozenset(zones), {}
     decode = _decoder.raw_decode
     last_t = -math.inf
     number = 0
@@ -313,7 +339,7 @@ def numbered_events(lines: Iterable[str], zones: Iterable[str],
         number += 1
         # the common line is already bare (the stream reader drops the newline), so the
         # fast path is tried on it before any stripping
-        event = _fast_event(line, zone_set, cards) or _fast_control(line, zone_set)
+        event = _fast_event(line, zone_set, tails) or _fast_control(line, zone_set)
         if event is None:
             text = line.strip()
             if not text:
@@ -321,7 +347,7 @@ def numbered_events(lines: Iterable[str], zones: Iterable[str],
                     on_error(number, line.reason)
                 continue
             if text is not line:
-                event = _fast_event(text, zone_set, cards) or _fast_control(text, zone_set)
+                event = _fast_event(text, zone_set, tails) or _fast_control(text, zone_set)
         else:
             text = line
         if event is not None:
