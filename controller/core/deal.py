@@ -388,8 +388,10 @@ class Deal:
         plays.append(pair)
         self.played.add(card)
         proven = None
-        if zone != PRIKUP and (self.voids or self.trumpless):
-            proven = self._proven_revoke(zone, card.suit, index)
+        if zone != PRIKUP:
+            voids = self.voids.get(zone)
+            if (voids is not None and card.suit in voids) or zone in self.trumpless:
+                proven = self._proven_revoke(zone, card.suit, index)
         if not current:
             self._trick_starts.append(index)
         elif zone != PRIKUP:

@@ -225,12 +225,13 @@ class SkippedLine(str):
 # value), the keys are four distinct ones, and a zone, card or t the slow path would
 # refuse sends the line to the slow path, which reports it.
 #
-# The line is '{"t": ' NUMBER TAIL, and the number holds no comma, so it ends at the
+# The line is '{"t": ' NUMBER "," TAIL, and the number holds no comma, so it ends at the
 # line's first one.  A table has a few hundred distinct tails (zone, edge, card), so
-# each tail is judged once per file and remembered (see _fast_event).
+# each tail is judged once per file and remembered (see _fast_event).  str.partition
+# and slices, not find or startswith: those parse their arguments at every call.
 _CARD_PREFIX = '{"t": '
 _NUMBER = re.compile(r"(?:0|[1-9][0-9]{0,12})(?:\.[0-9]{1,20})?")
-_CARD_TAIL = re.compile(r', "zone": "([a-z0-9]{1,12})", "event": "(placed|removed)", '
+_CARD_TAIL = re.compile(r' "zone": "([a-z0-9]{1,12})", "event": "(placed|removed)", '
                         r'"(card|uid)": "([0-9A-Za-z]{1,40})"\}')
 MAX_TAILS = 4096        # tails remembered per file: bounded, whatever the file holds
 # The same for a button or a contract control line exactly as to_json writes it: t, event,
@@ -261,12 +262,9 @@ def _card_tail(tail: str, zones: frozenset[str]) -> tuple | None:
 def _fast_event(text: str, zones: frozenset[str], tails: dict[str, tuple | None]) -> TableEvent | None:
     """The event of a well-formed card/tag line (see _CARD_TAIL), or None: take the slow path.
     ``tails`` remembers what each tail seen in this file was (None: not a fast one)."""
-    if not text.startswith(_CARD_PREFIX):
+    head, comma, tail = text.partition(",")
+    if not comma or head[:6] != _CARD_PREFIX:
         return None
-    comma = text.find(",", 6)
-    if comma < 0:
-        return None
-    tail = text[comma:]
     try:
         known = tails[tail]
     except KeyError:
@@ -275,7 +273,7 @@ def _fast_event(text: str, zones: frozenset[str], tails: dict[str, tuple | None]
             tails[tail] = known
     if known is None:
         return None
-    t_text = text[6:comma]
+    t_text = head[6:]
     if _number(t_text) is None:
         return None
     t = float(t_text)

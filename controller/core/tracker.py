@@ -544,7 +544,8 @@ class DealTracker:
         if guessed:
             self.guessed.add((zone, card))
         trick, revoke = deal.play(zone, card)
-        signals = [Signal("play", t, {"deal": deal.number, "zone": zone, "card": CODES[card]})]
+        # made by tuple.__new__ itself: the most frequent line of all (Signal's own __new__ is Python)
+        signals = [_new_signal(Signal, ("play", t, {"deal": deal.number, "zone": zone, "card": CODES[card]}))]
         if revoke is not None:
             signals += self._signal_mistake(t, {"type": REVOKE, "zone": zone, "card": str(card),
                                                 "suit": revoke.suit})
@@ -564,7 +565,7 @@ class DealTracker:
     def _count(self, t: float, fields: dict, held: bool = False) -> list[Signal]:
         """The trick line, and the next trick's lead or the deal's end (``held``: the trick
         waited for `confirm`)."""
-        signals = [Signal("trick", t, fields)]
+        signals = [_new_signal(Signal, ("trick", t, fields))]
         deal = self.deal
         if not deal.finished:
             if held:
