@@ -192,9 +192,11 @@ class Bidding:
         return result if result not in (None, PLAY) else None
 
 
-@dataclass
+@dataclass(slots=True)
 class Deal:
-    """State of one deal, advanced with lines already judged valid (cards by :meth:`play`)."""
+    """State of one deal, advanced with lines already judged valid (cards by :meth:`play`).
+
+    Slotted: a replay reads its fields at every card (slots are the quicker lookup)."""
 
     number: int
     dealer: str
@@ -212,19 +214,30 @@ class Deal:
     abandoned: bool = False
     lines: list[tuple[str, str, object]] = field(default_factory=list)   # accepted lines, in order
     bidding: Bidding | None = None
+    # set by __post_init__ (the table's seats, the kind of deal once known, the phase ...)
+    seats: tuple[str, ...] = field(init=False, repr=False)
+    active: tuple[str, ...] = field(init=False, repr=False)
+    total_tricks: int = field(init=False, repr=False)
+    kind: DealKind | None = field(init=False, repr=False)
+    _trick_starts: list[int] = field(init=False, repr=False)
+    _taken: dict[str, int] = field(init=False, repr=False)
+    _finished: bool = field(init=False, repr=False)
+    _phase: str = field(init=False, repr=False)
+    _kind_name: str | None = field(init=False, repr=False)
+    _order: tuple[str, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.seats = seat_names(self.players)
         self.active = active_seats(self.players, self.dealer)
         self.total_tricks = 10
-        self._trick_starts: list[int] = []
+        self._trick_starts = []
         self._taken = dict.fromkeys(self.seats, 0)     # tricks taken, counted as they close
         self._finished, self._phase = False, AUCTION if self.rules.bidding else PLAYING
         self._kind_name = None if self.rules.bidding else KIND_RASPASOVKA
         if self.rules.bidding:
             self.bidding = Bidding(Auction(self.active))
-            self.kind: DealKind | None = None
-            self._order: tuple[str, ...] = ()
+            self.kind = None
+            self._order = ()
         else:
             self._set_kind(Raspasovka(self.rules, self.dealer, self.active))
 
