@@ -5,14 +5,13 @@ one bare ``transitions`` trigger on a two-state machine (same flags as the
 tracker: auto_transitions=False, queued=True), measured in the same run, for
 10,000 raspasovka deals and for a mixed game with ``rules.bidding`` (auctions,
 contracts, misères, unplayed deals, raspasovka; tests/core/contract_games.py).
-Then a whole 1,000-deal mixed session is replayed from its JSON Lines file of
-table events (``controller.store.replay.replay_file``) beside a bare
-``json.loads`` of every line of the same file, with the share of parsing
-(reading and validation alone) and of the ``transitions`` machinery (the
-triggers the replay fires, counted in a separate run, times the bare trigger's
-cost); and the same session's game log as the table writes it (every event
-followed by its derived lines, which a replay skips), beside a bare
-``json.loads`` of its lines.
+Then a whole 1,000-deal mixed session is replayed
+(``controller.store.replay.replay_file``) beside a bare ``json.loads`` of every
+line of the same file: its game log ``events.jsonl`` as the table writes it
+(every event followed by its derived lines, which a replay skips; FORMATS.md
+"Game log"), and its table events alone, with the share of parsing (reading and
+validation alone) and of the ``transitions`` machinery (the triggers the replay
+fires, counted in a separate run, times the bare trigger's cost).
 
 Targets: raspasovka >= 50,000 events/s on one core, <= 3x the bare trigger
 (issue 2); a mixed game no slower per event than raspasovka within 10 %, and
@@ -234,17 +233,19 @@ def main() -> None:
         g = replay_vs_json(mixed_game, log, args.repeats)
         triggers = triggers_fired(session, mixed_game)
     replay, loads, parse = r["replay"], r["bare"], r["parse"]
-    print(f"{r['deals']}-deal session replay:  {replay:.3f} s; bare json.loads of its lines {loads:.3f} s "
-          f"({replay / loads:.2f}x, best of {args.repeats} each; median of the runs' ratios "
-          f"{r['median_ratio']:.2f}x: {', '.join(f'{x:.2f}' for x in r['ratios'])})")
-    print(f"  of which parsing:        {parse:.3f} s ({parse / loads:.2f}x json.loads); the tracker the rest "
+    # a session is its game log (FORMATS.md "Game log"): what `preftable replay` is given
+    print(f"{r['deals']}-deal session replay, its game log events.jsonl (derived lines skipped): "
+          f"{g['replay']:.3f} s; bare json.loads of its lines {g['bare']:.3f} s "
+          f"({g['replay'] / g['bare']:.2f}x, best of {args.repeats} each; median of the runs' ratios "
+          f"{g['median_ratio']:.2f}x)")
+    print(f"  its table events alone (a table event file): {replay:.3f} s; bare json.loads of its lines "
+          f"{loads:.3f} s ({replay / loads:.2f}x; median {r['median_ratio']:.2f}x: "
+          f"{', '.join(f'{x:.2f}' for x in r['ratios'])})")
+    print(f"    of which parsing:      {parse:.3f} s ({parse / loads:.2f}x json.loads); the tracker the rest "
           f"({(replay - parse) / loads:.2f}x)")
     # the machine's own share: every phase change is one trigger
-    print(f"  of which transitions:    {triggers} triggers x the bare trigger = {triggers * bare:.3f} s "
+    print(f"    of which transitions:  {triggers} triggers x the bare trigger = {triggers * bare:.3f} s "
           f"({triggers * bare / loads:.2f}x json.loads)")
-    print(f"the same session's game log (events.jsonl, its derived lines skipped): replay {g['replay']:.3f} s; "
-          f"bare json.loads of its lines {g['bare']:.3f} s ({g['replay'] / g['bare']:.2f}x; median "
-          f"{g['median_ratio']:.2f}x)")
 
 if __name__ == "__main__":
     main()
