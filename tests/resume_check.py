@@ -31,12 +31,16 @@ def cut_and_resume(tmp_path, game, events, cut, lose_journal: bool = False) -> R
     session = SessionLog.create(tmp_path, game, None)
     first = DealTracker(game)
     got = []
+    deal_before_cut = False
     for e in events[:cut]:
         signals = first.feed(e)
         got += [s.to_dict() for s in signals]
-        session.append(e, signals, first.checkpoint() if any(s.kind == "deal" for s in signals) else None)
+        # a deal's result line carries its entry's kind (raspasovka, contract ...) as "kind":
+        # the signal's own kind says which line it is
+        ended = any(s.kind == "deal" for s in signals)
+        deal_before_cut = deal_before_cut or ended
+        session.append(e, signals, first.checkpoint() if ended else None)
     session.close()
-    deal_before_cut = any(s["kind"] == "deal" for s in got)
     journal_written = session.checkpoints_path.exists()
     if lose_journal:
         session.checkpoints_path.unlink(missing_ok=True)

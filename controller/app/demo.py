@@ -211,7 +211,7 @@ def demo_simulator(game: GameConfig, seed: int, deck, speed: float) -> TableSimu
     Above :data:`MAX_SPEED` (only callers other than the CLI ask for that) the
     moves are held :data:`MIN_GAP_S` of real time apart, as the readers need.
     """
-    if game.rules.bidding:          # whole games; played by PacedPlayers, on the table's own events
+    if game.rules.bidding is True:  # whole games (bidding tokens); "auto" plays as before, raspasovka
         return BiddingSimulator(game, seed=seed, deck=deck, noise=Noise.demo(), step_s=0.5,
                                 gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed))
     return TableSimulator(game, seed=seed, deck=deck, noise=Noise.demo(), step_s=0.5,
@@ -271,7 +271,7 @@ def emulator_uid(card) -> str:
 
 def demo_deck(game: GameConfig, seed: int):
     """The demo's deck: with ``rules.bidding``, one set of bidding tokens per seat too."""
-    return make_deck(seed, token_sets=game.table.players if game.rules.bidding else 0)
+    return make_deck(seed, token_sets=game.table.players if game.rules.bidding is True else 0)
 
 
 def demo_tracker(game: GameConfig, deck):
@@ -396,7 +396,7 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
         stream.write(f"the live table page: {web.server.url}  (PIN {web.server.gate.pin})\n")
         stream.flush()
     session = service.open_session(new=True)
-    if game.rules.bidding:
+    if game.rules.bidding is True:
         service.tracker = demo_tracker(game, deck)      # reads the players' bidding tokens
     source = HubSource(game, settings.section("hub"), service.clock,
                        on_status=lambda message: service.set_link(
@@ -404,7 +404,7 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     hint = "fix it, then press Enter to confirm" if keyboard is not None else "fix it, then press confirm"
     view = LiveView(deals, stream, game.table.names, link=source.link, confirm_hint=hint)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
-    players = PacedPlayers(emulator, zones, deck, speed) if game.rules.bidding else None
+    players = PacedPlayers(emulator, zones, deck, speed) if game.rules.bidding is True else None
     if players is not None:
         service.outputs.append(players)
     if web is not None:

@@ -327,6 +327,8 @@ class BiddingSimulator(TableSimulator):
     def deal(self) -> Iterator[TableEvent]:
         """The events of one whole deal, from its first bid until the table is cleared."""
         deal, hands, talon = self._dealt()
+        if deal.bidding is None:
+            deal.begin_auction()        # rules.bidding = "auto": these deals begin with a bid
         yield from self._auction(deal, hands)
         b = deal.bidding
         if deal.kind_name != KIND_RASPASOVKA:

@@ -101,6 +101,15 @@ class Auction:
             return None             # holds («здесь»): the senior of the last two matches the bid
         return f"{bid} does not beat {top[1]}"
 
+    def settle(self, seat: str, game: str) -> None:
+        """Decided at once by a result line (RULES-contracts.md "Second edition"): ``seat``
+        won with ``game``; no call was made (the deal's ``auction`` stays ``[]``)."""
+        self.highest = (seat, game)
+        self.bidders = {seat}
+        self.decided = True
+        self.result = MISERE_DEAL if game == MISERE else CONTRACT
+        self.turn = None
+
     def call(self, seat: str, bid: str) -> None:
         self.calls.append((seat, bid))
         if bid == PASS:                 # one call changes the picture by itself: no pass over all calls

@@ -21,6 +21,7 @@ PRIKUP_MODES = ("dealer_leads", "suit_only", "closed")
 SCORING_MODES = ("gora", "whists")
 CONVENTIONS = ("sochi", "leningrad")
 WHIST_RESPONSIBILITIES = ("full", "half")
+AUTO = "auto"                   # rules.bidding: a deal's first line decides (RULES-contracts.md)
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,9 @@ class Rules:
     subtract_minimum: bool = False
     convention: str = "sochi"
     # contract deals (RULES-contracts.md, FORMATS-contracts.md)
-    bidding: bool = False
+    # "auto" (the default since the second edition): a deal's first accepted line decides
+    # its course; True: every deal begins with its auction; False: raspasovka only
+    bidding: bool | str = "auto"
     pulya_target: int | None = None
     ten_whisted: bool = True
     half_whist: bool = True
@@ -99,6 +102,8 @@ class GameConfig:
         # The contract keys are written only when set away from their defaults, so a
         # raspasovka session's config.toml stays exactly what it was before they existed.
         defaults = Rules()
+        if r.bidding != defaults.bidding:
+            lines.append(f"bidding = {str(r.bidding).lower()}")
         for key in _CONTRACT_BOOLS:
             if getattr(r, key) != getattr(defaults, key):
                 lines.append(f"{key} = {str(getattr(r, key)).lower()}")
@@ -189,7 +194,7 @@ def check_known_keys(section: Mapping, key: str, known: tuple[str, ...] | frozen
 
 _TABLE_KEYS = ("players", "first_dealer", "names")
 _RULES_KEYS = tuple(Rules.__dataclass_fields__)
-_CONTRACT_BOOLS = ("bidding", "ten_whisted", "half_whist", "consolation_to_dealer", "second_whist_responsible")
+_CONTRACT_BOOLS = ("ten_whisted", "half_whist", "consolation_to_dealer", "second_whist_responsible")
 
 
 def parse_table(raw: object) -> Table:
@@ -211,6 +216,14 @@ def parse_table(raw: object) -> Table:
                               f"(seats: {', '.join(seats)})", key)
         check_str(name, key)
     return Table(players=players, first_dealer=first, names=dict(names))
+
+
+def check_bidding(value: object) -> bool | str:
+    """``rules.bidding``: ``"auto"``, ``true`` or ``false`` (RULES-contracts.md "Options")."""
+    if value is True or value is False or value == AUTO:
+        return value
+    raise ConfigError(f'rules.bidding: must be "auto", true or false, got {_type_name(value)} {value!r}',
+                      "rules.bidding")
 
 
 def parse_rules(raw: object, players: int) -> Rules:
@@ -247,6 +260,8 @@ def parse_rules(raw: object, players: int) -> Rules:
         kw["subtract_minimum"] = check_bool(section["subtract_minimum"], "rules.subtract_minimum")
     if "convention" in section:
         kw["convention"] = check_choice(section["convention"], "rules.convention", CONVENTIONS)
+    if "bidding" in section:
+        kw["bidding"] = check_bidding(section["bidding"])
     for key in _CONTRACT_BOOLS:
         if key in section:
             kw[key] = check_bool(section[key], f"rules.{key}")

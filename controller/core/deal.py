@@ -10,6 +10,12 @@ finished deal writes.  :class:`Raspasovka` (RULES.md) and :class:`ContractPlay`
 lines it accepted (cards and the calls of :mod:`controller.core.bidding`).
 Everything is derived from that list of accepted lines, so taking one back
 (``undo``) is replaying all lines but the last.
+
+With ``rules.bidding = "auto"`` a deal is born a raspasovka and its first line
+decides (RULES-contracts.md "Second edition"): a bid or a result line turns it into
+a deal with an auction (:meth:`Deal.begin_auction`), a card keeps it a raspasovka.
+A claim and its ``confirm`` are lines of the deal too: a confirmed claim ends the
+play, and the deal is written on the tricks taken plus those claimed.
 """
 
 from __future__ import annotations
@@ -23,11 +29,12 @@ from .bidding import (CONTRACT as CONTRACT_RESULT, MISERE_DEAL, PLAY, RASPASOVKA
 from .cards import DECK, Card, next_seat, seat_names
 from .config import Rules
 from .contract_scoring import ContractDeal, ContractRevoke, game_value, score_contract
-from .events import BID, CONTRACT, MISERE, WHIST, WHIST_MODE
+from .events import BID, CLAIM, CONTRACT, MISERE, RESULT, WHIST, WHIST_MODE
 from .scoring import Writes, score_deal
 
 PRIKUP = "prikup"
 CARD = "card"
+CONFIRM = "confirm"         # the line a `confirm` of a waiting claim adds to its deal
 CODES: dict[Card, str] = {card: str(card) for card in DECK}     # a card's code, looked up (str() is slower)
 
 # deal kinds (FORMATS-contracts.md `kind`)
@@ -35,6 +42,7 @@ KIND_RASPASOVKA, KIND_CONTRACT, KIND_MISERE, KIND_UNPLAYED = "raspasovka", "cont
 
 # the phases of a deal, also the tracker's states
 AUCTION, CONTRACT_PHASE, WHISTING, PLAYING, DONE = "auction", "contract", "whisting", "play", "done"
+CLAIMING = "claim"          # a claim waits for `confirm` (the play is stopped meanwhile)
 
 
 class Trick(NamedTuple):
@@ -172,6 +180,7 @@ class Bidding:
     whisting: Whisting | None = None
     mode_line: str | None = None        # the last valid whist_mode line
     contract_lines: int = 0
+    result_line: bool = False           # the auction and the contract came as one result line
 
     @property
     def declarer(self) -> str | None:
@@ -214,6 +223,8 @@ class Deal:
     abandoned: bool = False
     lines: list[tuple[str, str, object]] = field(default_factory=list)   # accepted lines, in order
     bidding: Bidding | None = None
+    claim: tuple[tuple[str, int], ...] | None = None    # the claim on record: ((seat, n), ...)
+    claim_confirmed: bool = False
     # set by __post_init__ (the table's seats, the kind of deal once known, the phase ...)
     seats: tuple[str, ...] = field(init=False, repr=False)
     active: tuple[str, ...] = field(init=False, repr=False)
@@ -232,14 +243,22 @@ class Deal:
         self.total_tricks = 10
         self._trick_starts = []
         self._taken = dict.fromkeys(self.seats, 0)     # tricks taken, counted as they close
-        self._finished, self._phase = False, AUCTION if self.rules.bidding else PLAYING
-        self._kind_name = None if self.rules.bidding else KIND_RASPASOVKA
-        if self.rules.bidding:
-            self.bidding = Bidding(Auction(self.active))
-            self.kind = None
-            self._order = ()
+        self._finished = False
+        # with bidding = true every deal begins with its auction; with false and "auto" it is
+        # a raspasovka unless (auto) its first line is a bid or a result (begin_auction)
+        if self.rules.bidding is True:
+            self.begin_auction()
         else:
+            self._phase, self._kind_name = PLAYING, KIND_RASPASOVKA
             self._set_kind(Raspasovka(self.rules, self.dealer, self.active))
+
+    def begin_auction(self) -> None:
+        """The deal begins with its auction (``bidding = true``, or the first line a bid or a
+        result line under ``"auto"``); only before the deal's first line."""
+        self.bidding = Bidding(Auction(self.active))
+        self.kind = None
+        self._order = ()
+        self._phase, self._kind_name = AUCTION, None
 
     def _set_kind(self, kind: DealKind) -> None:
         self.kind = kind
@@ -264,6 +283,8 @@ class Deal:
         self._kind_name = self._kind_now()
 
     def _phase_now(self) -> str:
+        if self.claim is not None and not self.claim_confirmed:
+            return CLAIMING
         b = self.bidding
         if b is not None:
             result = b.auction.result
@@ -281,7 +302,7 @@ class Deal:
         return DONE if self.finished else PLAYING
 
     def _is_finished(self) -> bool:
-        if len(self.tricks) == self.total_tricks:
+        if len(self.tricks) == self.total_tricks or self.claim_confirmed:
             return True
         b = self.bidding
         return b is not None and b.game is not None and b.game != MISERE and (
@@ -307,15 +328,28 @@ class Deal:
             return KIND_RASPASOVKA
         if result == MISERE_DEAL:
             return KIND_MISERE
-        return KIND_UNPLAYED if self.finished and not self.tricks and b.game is not None else KIND_CONTRACT
+        return (KIND_UNPLAYED if self.finished and not self.tricks and self.claim is None and b.game is not None
+                else KIND_CONTRACT)
 
     # --- the contract game's calls ---------------------------------------------------
 
-    def call(self, event: str, seat: str | None, value: str) -> None:
-        """Record an accepted bid, contract, whist or whist_mode line."""
+    def call(self, event: str, seat: str | None, value) -> None:
+        """Record an accepted bid, contract, whist, whist_mode, result or claim line, or the
+        ``confirm`` of a waiting claim (``value``: the claim's ``((seat, n), ...)``)."""
+        if self.bidding is None and not self.lines and event in (BID, RESULT):
+            self.begin_auction()                # "auto": the deal's first line decides
         b = self.bidding
         self.lines.append((event, seat, value))
-        if event == BID:
+        if event == CLAIM:
+            self.claim = tuple(tuple(pair) for pair in value)
+        elif event == CONFIRM:
+            self.claim_confirmed = True
+        elif event == RESULT:
+            # the auction and the contract at once: the deal goes on as after a contract line
+            b.auction.settle(seat, value)
+            b.result_line = True
+            self._declare(value)
+        elif event == BID:
             b.auction.call(seat, value)
             result = b.auction.result
             if result == RASPASOVKA:
@@ -326,9 +360,7 @@ class Deal:
         elif event == CONTRACT:
             b.contract_lines += 1
             if b.game != MISERE:            # after a misère auction: accepted, changes nothing
-                b.game = value
-                if level(value) != 10 or self.rules.ten_whisted:    # else it ends the deal, unplayed
-                    b.whisting = Whisting(value, self.defenders[0], self.defenders[1], self.rules.half_whist)
+                self._declare(value)
         elif event == WHIST:
             b.whisting.call(seat, value)
             if b.whisting.result == PLAY:
@@ -336,6 +368,16 @@ class Deal:
         elif event == WHIST_MODE:
             b.mode_line = value
         self._refresh()
+
+    def _declare(self, game: str) -> None:
+        """The declarer's game is ``game``: whisting follows (a 10 with ``ten_whisted = false``
+        ends the deal unplayed), a misère is played at once."""
+        b = self.bidding
+        b.game = game
+        if game == MISERE:
+            self._set_kind(ContractPlay(self.rules, MISERE, self.active))
+        elif level(game) != 10 or self.rules.ten_whisted:
+            b.whisting = Whisting(game, self.defenders[0], self.defenders[1], self.rules.half_whist)
 
     @property
     def defenders(self) -> tuple[str, str]:
@@ -470,6 +512,25 @@ class Deal:
         return dict(self._taken)
 
     @property
+    def claimed(self) -> dict[str, int] | None:
+        """The confirmed claim's tricks per active seat (FORMATS-contracts.md ``claimed``), or None."""
+        return dict(self.claim) if self.claim_confirmed else None
+
+    @property
+    def written_on(self) -> dict[str, int]:
+        """The tricks the deal is written on: taken plus claimed (RULES-contracts.md "Claims")."""
+        taken = dict(self._taken)
+        if self.claim_confirmed:
+            for seat, count in self.claim:
+                taken[seat] += count
+        return taken
+
+    @property
+    def between_tricks(self) -> bool:
+        """In play with the last trick closed and no card of the next one laid."""
+        return self._phase == PLAYING and not self.current
+
+    @property
     def first_revoke(self) -> Revoke | None:
         """The proven revoke whose offending card came first in play order."""
         if not self.revokes:
@@ -527,7 +588,7 @@ class Deal:
         half = b.whisting.half_whister if b.whisting is not None else None
         return ContractDeal(game=b.game, declarer=declarer, ending=ending, defenders=defenders,
                             whisters=tuple(self.whisters), half_whister=half, dealer=self.dealer,
-                            seats=self.seats, taken=self.taken, revoke=revoke)
+                            seats=self.seats, taken=self.written_on, revoke=revoke)
 
     def score(self) -> tuple[Writes, str | None]:
         """What the finished deal writes before the help rule, and its outcome."""

@@ -2,7 +2,8 @@
 control lines"): what the readers and the players' calls said, in time order.
 
 Control lines -- ``button``, and the contract game's ``bid``, ``contract``,
-``whist`` and ``whist_mode`` -- have no zone and no card.  A control line whose
+``whist``, ``whist_mode``, ``result`` and ``claim`` (FORMATS-contracts.md "Second
+edition") -- have no zone and no card.  A control line whose
 field value is missing or unknown is an invalid line (reported, skipped); one
 that is well formed but not allowed at that moment is the tracker's business
 (a signalled ``invalid_control`` mistake).
@@ -27,14 +28,16 @@ REMOVED = "removed"
 BUTTON = "button"
 BUTTONS = ("undo", "new_deal", "confirm")
 BID, CONTRACT, WHIST, WHIST_MODE = "bid", "contract", "whist", "whist_mode"
-CONTROL_EVENTS = (BUTTON, BID, CONTRACT, WHIST, WHIST_MODE)
+RESULT, CLAIM = "result", "claim"               # the second edition's auction-in-one and claim
+CONTROL_EVENTS = (BUTTON, BID, CONTRACT, WHIST, WHIST_MODE, RESULT, CLAIM)
 PASS, MISERE = "pass", "misere"
 STRAINS = ("s", "c", "d", "h", "n")            # n: no trumps
 GAMES = tuple(f"{level}{strain}" for level in range(6, 11) for strain in STRAINS)
 WHIST_CALLS = ("whist", "pass", "half")
 WHIST_MODES = ("open", "closed")
 # the field that carries the value of each contract control line
-VALUE_FIELD = {BID: "bid", CONTRACT: "game", WHIST: "call", WHIST_MODE: "mode"}
+VALUE_FIELD = {BID: "bid", CONTRACT: "game", WHIST: "call", WHIST_MODE: "mode", RESULT: "game", CLAIM: "tricks"}
+MAX_CLAIM = 10          # a claim's number of tricks for one seat: a JSON integer 0-10
 _HEX = frozenset("0123456789abcdefABCDEF")
 MAX_T = 10**12      # seconds (31,000 years): every real session time, and exact as a float
 
@@ -42,7 +45,8 @@ MAX_T = 10**12      # seconds (31,000 years): every real session time, and exact
 class TableEvent(NamedTuple):
     """One table event.  Exactly one of ``uid``/``card`` for placed/removed;
     ``button`` (and no zone) for button presses; ``seat`` and ``call`` (the bid, game,
-    whist call or mode, normalised) for the contract game's control lines.
+    whist call or mode, normalised) for the contract game's control lines; a claim's
+    ``call`` is its tricks, ``((seat, n), ...)`` in the table's seat order (no seat).
 
     A named tuple: frozen, and made at C speed (a replay makes one per line; a frozen
     dataclass's nine field setters were a fifth of its reading).  ``event._replace(t=…)``
@@ -66,7 +70,7 @@ class TableEvent(NamedTuple):
             out = {"t": self.t, "event": self.event}
             if self.seat is not None:
                 out["seat"] = self.seat
-            out[VALUE_FIELD[self.event]] = self.call
+            out[VALUE_FIELD[self.event]] = dict(self.call) if self.event == CLAIM else self.call
             return out
         out: dict = {"t": self.t, "zone": self.zone, "event": self.event}
         if self.uid is not None:
@@ -111,8 +115,29 @@ def button(t: float, name: str) -> TableEvent:
 
 
 def control(t: float, event: str, value: str, seat: str | None = None) -> TableEvent:
-    """Convenience constructor for a ``bid``/``contract``/``whist``/``whist_mode`` line."""
+    """Convenience constructor for a ``bid``/``contract``/``whist``/``whist_mode``/``result`` line."""
     return TableEvent(t, event, seat=seat, call=_control_value(event, value))
+
+
+def claim(t: float, tricks: dict[str, int], zones: Iterable[str]) -> TableEvent:
+    """Convenience constructor for a ``claim`` line at a table with ``zones``."""
+    return TableEvent(t, CLAIM, call=claim_tricks(tricks, tuple(zones)))
+
+
+def claim_tricks(tricks: object, zones: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    """A claim's ``tricks`` as ``((seat, n), ...)`` in the table's seat order; :class:`EventError`
+    unless it is an object of seats of the table to JSON integers 0-10 (FORMATS-contracts.md:
+    ``2.0``, ``"2"`` and ``true`` are not whole numbers there).  Whether the seats and the
+    sum suit the deal is the tracker's business (an ``invalid_control`` mistake)."""
+    if not isinstance(tricks, dict):
+        raise EventError(f"field 'tricks' must be an object of seats to whole numbers, got {tricks!r}")
+    seats = tuple(z for z in zones if z.startswith("seat"))
+    for seat, count in tricks.items():
+        if seat not in seats:
+            raise EventError(f"field 'tricks': {seat!r} is not a seat of the table ({', '.join(seats)})")
+        if count.__class__ is not int or not 0 <= count <= MAX_CLAIM:
+            raise EventError(f"field 'tricks': {seat} must have a whole number 0-{MAX_CLAIM}, got {count!r}")
+    return tuple((seat, tricks[seat]) for seat in seats if seat in tricks)
 
 
 def _bid_value(text: str, allow_pass: bool) -> str | None:
@@ -125,12 +150,13 @@ def _bid_value(text: str, allow_pass: bool) -> str | None:
 
 
 _CHOICES = {BID: "pass, misere or a game 6s ... 10n", CONTRACT: "misere or a game 6s ... 10n",
+            RESULT: "misere or a game 6s ... 10n",
             WHIST: ", ".join(WHIST_CALLS), WHIST_MODE: ", ".join(WHIST_MODES)}
 
 
 def _control_value(event: str, value: object) -> str:
     if isinstance(value, str):
-        if event in (BID, CONTRACT):
+        if event in (BID, CONTRACT, RESULT):
             code = _bid_value(value, allow_pass=event == BID)
         else:
             code = value if value in (WHIST_CALLS if event == WHIST else WHIST_MODES) else None
@@ -143,6 +169,10 @@ def _control_from_dict(obj: dict, t: float, kind: str, zones: tuple[str, ...]) -
     for extra in ("zone", "uid", "card", "button"):
         if obj.get(extra) is not None:
             raise EventError(f"a {kind} line has no field '{extra}'")
+    if kind == CLAIM:
+        if "tricks" not in obj:
+            raise EventError("a claim line needs the field 'tricks'")
+        return TableEvent(t, CLAIM, call=claim_tricks(obj["tricks"], zones))
     seats = tuple(z for z in zones if z.startswith("seat"))
     seat = obj.get("seat")
     if kind == WHIST_MODE:
@@ -180,8 +210,8 @@ def event_from_dict(obj: object, zones: Iterable[str]) -> TableEvent:
     if kind in VALUE_FIELD:
         return _control_from_dict(obj, float(t), kind, zones)
     if kind not in (PLACED, REMOVED):
-        raise EventError("field 'event' must be placed, removed, button, bid, contract, whist or "
-                         f"whist_mode, got {kind!r}")
+        raise EventError("field 'event' must be placed, removed, button, bid, contract, whist, "
+                         f"whist_mode, result or claim, got {kind!r}")
     zone = obj.get("zone")
     if zone not in zones:
         raise EventError(f"field 'zone' must be one of {', '.join(zones)}, got {zone!r}")

@@ -31,8 +31,9 @@ class TableSnapshot:
     players: int
     seats: tuple[str, ...]
     names: Mapping[str, str]
-    phase: str                                # "idle" between deals, "play" during one; with
-                                              # rules.bidding also "auction", "contract", "whisting"
+    phase: str                                # "idle" between deals, "play" during one; in a deal
+                                              # with an auction also "auction", "contract",
+                                              # "whisting", and "claim" (a claim waits for confirm)
     deal: Mapping | None                      # the deal in progress (JSON-ready), None between deals
     on_table: Mapping[str, tuple[str, ...]]   # zone -> cards lying there now, every zone present
     last_trick: Mapping | None                # FORMATS.md trick object of the last closed trick
@@ -72,9 +73,10 @@ class TableSnapshot:
 
 
 def contract_view(deal) -> dict:
-    """The contract phase of a deal with ``rules.bidding`` (JSON-ready): whose call it is in
-    the auction or the whisting, the bid to beat, the declarer's game and its trumps, the
-    whisters, their mode and the tricks the contract needs (FORMATS-contracts.md names)."""
+    """The contract phase of a deal with an auction (JSON-ready): whose call it is in the
+    auction or the whisting, the bid to beat, the declarer's game and its trumps, the
+    whisters, their mode, the tricks the contract needs (FORMATS-contracts.md names), and
+    the claim on record (``{"tricks", "state"}``, state ``waiting`` until `confirm`) or None."""
     from .bidding import level, trump_of
     from .contract_scoring import obligation
     b = deal.bidding
@@ -96,7 +98,9 @@ def contract_view(deal) -> dict:
             "whist_calls": [{"seat": s, "call": c} for s, c in b.whisting.calls] if b.whisting else [],
             "whisters": list(deal.whisters), "whist_mode": deal.whist_mode,
             "needs": ({"declarer": level(game), "whisters": obligation(game, deal.rules)}
-                      if game and game != "misere" else None)}
+                      if game and game != "misere" else None),
+            "claim": ({"tricks": dict(deal.claim), "state": "confirmed" if deal.claim_confirmed else "waiting"}
+                      if deal.claim is not None else None)}
 
 
 class DealHistory(Sequence):

@@ -10,10 +10,12 @@ callbacks write the derived lines a phase change causes (``auction``,
 ``whisting``, the deal's result).  The machine moves only when the phase does:
 a card inside play fires no trigger (the trick's lead and close are the deal's
 own bookkeeping), and no move is tried that cannot apply -- a replay fires about
-four triggers a deal (issue 12's replay speed).  Without
-``rules.bidding`` a deal goes from ``idle`` straight to ``play`` (RULES.md);
-with it every deal begins with its auction (RULES-contracts.md).  One thread
-feeds one tracker.
+four triggers a deal (issue 12's replay speed).  With ``rules.bidding = false``
+a deal goes from ``idle`` straight to ``play`` (RULES.md); with ``true`` every deal
+begins with its auction (RULES-contracts.md); with ``"auto"`` (the default) the deal's
+first accepted line decides: a card, a bid, or a result line that is the auction and
+the contract at once.  In play, a claim (``claim``) waits for ``confirm`` and then ends
+the deal as if its tricks had been played so.  One thread feeds one tracker.
 
 The mess of a real table -- out-of-turn cards, the same card twice, unknown
 tags, flicker, a leader who lays before the last trick is cleared, revokes,
@@ -36,10 +38,10 @@ from transitions import Machine
 
 from .cards import Card, zone_names
 from .config import GameConfig
-from .deal import (AUCTION, CARD, CODES, CONTRACT_PHASE, DONE, KIND_RASPASOVKA, PLAYING, PRIKUP, WHISTING, Deal,
-                   Trick)
+from .deal import (AUCTION, CARD, CLAIMING, CODES, CONFIRM, CONTRACT_PHASE, DONE, KIND_RASPASOVKA, PLAYING, PRIKUP,
+                   WHISTING, Deal, Trick)
 from .deck import Deck
-from .events import BID, BUTTON, CONTRACT, MISERE, PLACED, VALUE_FIELD, WHIST, TableEvent
+from .events import BID, BUTTON, CLAIM, CONTRACT, MISERE, PLACED, RESULT, VALUE_FIELD, WHIST, TableEvent
 from .bidding import MISERE_DEAL, contract_refusal
 from .scoring import DealWritten, Pulka, Writes, pulya_order, rounded, settle
 from .series import next_deal
@@ -53,11 +55,18 @@ PLAY = "play"
 # A trick holding a card whose order the hub link could only guess waits here for `confirm`
 # before it is counted (PROTOCOL.md: "waits for confirm before it counts the trick").
 HELD = "held"
-STATES = [IDLE, AUCTION, CONTRACT_PHASE, WHISTING, PLAY, HELD]
-_IN_DEAL = [AUCTION, CONTRACT_PHASE, WHISTING, PLAY, HELD]
+# A claim waits here for `confirm` (RULES-contracts.md "Claims"): no card is in play meanwhile.
+CLAIM_STATE = CLAIMING
+STATES = [IDLE, AUCTION, CONTRACT_PHASE, WHISTING, PLAY, HELD, CLAIM_STATE]
+_IN_DEAL = [AUCTION, CONTRACT_PHASE, WHISTING, PLAY, HELD, CLAIM_STATE]
 TRANSITIONS = [
     {"trigger": "open_auction", "source": IDLE, "dest": AUCTION},           # the first hand's first bid
-    {"trigger": "start_deal", "source": IDLE, "dest": PLAY},                # the first card (no bidding)
+    {"trigger": "start_deal", "source": IDLE, "dest": PLAY},                # the first card (a raspasovka)
+    # a result line: the auction and the contract at once (the deal's first line)
+    {"trigger": "result_to_whisting", "source": IDLE, "dest": WHISTING, "after": "_auction_decided"},
+    {"trigger": "result_to_play", "source": IDLE, "dest": PLAY, "after": "_auction_decided"},    # misère
+    {"trigger": "result_ten_unwhisted", "source": IDLE, "dest": IDLE,
+     "after": ["_auction_decided", "_ten_unwhisted", "_end_deal"]},         # a 10 not whisted
     # a call line that ends its phase moves the machine by the move named in PHASE_MOVES
     {"trigger": "auction_to_play", "source": AUCTION, "dest": PLAY,
      "after": "_auction_decided"},                                          # all passed, or misère
@@ -73,6 +82,8 @@ TRANSITIONS = [
     # a trick is counted when its last card comes, or on `confirm` if it was held
     {"trigger": "release_trick", "source": HELD, "dest": PLAY},
     {"trigger": "finish_deal", "source": [PLAY, HELD], "dest": IDLE, "after": "_end_deal"},  # the 10th
+    {"trigger": "claim_tricks", "source": PLAY, "dest": CLAIM_STATE},       # between tricks
+    {"trigger": "claim_confirmed", "source": CLAIM_STATE, "dest": IDLE, "after": "_end_deal"},
     {"trigger": "abandon", "source": _IN_DEAL, "dest": IDLE, "after": "_end_deal"},
 ] + [
     # undo: back to whatever phase the remaining lines leave (possibly the previous deal's)
@@ -85,6 +96,8 @@ TRANSITIONS = [
 PHASE_MOVES = {(AUCTION, PLAYING): "auction_to_play", (AUCTION, CONTRACT_PHASE): "auction_won",
                (CONTRACT_PHASE, DONE): "ten_unwhisted", (CONTRACT_PHASE, WHISTING): "declared",
                (WHISTING, PLAYING): "whisted", (WHISTING, DONE): "whisting_ends_deal"}
+# The move a result line makes, by the phase it leaves its deal in.
+RESULT_MOVES = {WHISTING: "result_to_whisting", PLAYING: "result_to_play", DONE: "result_ten_unwhisted"}
 
 # mistake types
 OUT_OF_TURN = "out_of_turn"
@@ -96,6 +109,7 @@ ORDER_GUESSED = "order_guessed"     # a card whose order among others the hub li
 INVALID_CONTROL = "invalid_control"
 NOT_IN_PLAY = "not_in_play"
 MAX_ALERTS = 8
+_CONTRACT_MISTAKES = (INVALID_CONTROL, NOT_IN_PLAY)     # kinds that always carry deal, line and message
 
 _MESSAGES = {
     OUT_OF_TURN: "a card out of turn",
@@ -227,7 +241,8 @@ def replayed_deal(record: DealRecord, players: int, rules, lines) -> Deal:
 
 
 def deal_entry(deal: Deal, outcome: str | None = None, written: DealWritten | None = None) -> dict:
-    """A deal as FORMATS.md's summary lists it, with FORMATS-contracts.md's fields."""
+    """A deal as FORMATS.md's summary lists it, with every field of FORMATS-contracts.md,
+    whatever ``rules.bidding`` is (its second edition: "always present")."""
     b = deal.bidding
     entry = {"number": deal.number, "dealer": deal.dealer, "price": deal.price,
              "kind": deal.kind_name,
@@ -240,6 +255,7 @@ def deal_entry(deal: Deal, outcome: str | None = None, written: DealWritten | No
              "whist_mode": deal.whist_mode,
              "outcome": outcome,
              "tricks": [t.to_dict() for t in deal.tricks], "taken": deal.taken,
+             "claimed": deal.claimed,
              "revoke": deal.charged_revoke, "revoke_trick": deal.revoke_trick,
              "complete": deal.complete,
              "written": written.written(deal.seats) if written is not None else None,
@@ -247,13 +263,24 @@ def deal_entry(deal: Deal, outcome: str | None = None, written: DealWritten | No
     return entry
 
 
-_OLD_ENTRY = ("number", "dealer", "price", "tricks", "taken", "revoke", "complete")
+# A deal entry's fields with the values they have in a deal they do not apply to (a
+# raspasovka): what an entry kept from before they existed (a journal of an older
+# version) is completed with, so every entry has them all, in their order.
+ENTRY_DEFAULTS = {"number": None, "dealer": None, "price": None, "kind": KIND_RASPASOVKA, "auction": [],
+                  "declarer": None, "game": None, "value": None, "whist_calls": [], "whisters": [],
+                  "whist_mode": None, "outcome": None, "tricks": [], "taken": {}, "claimed": None,
+                  "revoke": None, "revoke_trick": None, "complete": False, "written": None, "help": []}
 
 
-def raspasovka_entry(entry: dict) -> dict:
-    """The fields of FORMATS.md alone, in their order (the derived lines of a session
-    without ``bidding`` stay byte for byte what they were)."""
-    return {key: entry[key] for key in _OLD_ENTRY}
+def completed_entry(entry: dict, writes: Writes | None, seats: tuple[str, ...]) -> dict:
+    """``entry`` with every field of a deal entry, in order (an older journal's raspasovka
+    entry lacks the contract fields; its ``written`` is its exact writes, help had none)."""
+    if len(entry) == len(ENTRY_DEFAULTS) and all(key in entry for key in ENTRY_DEFAULTS):
+        return entry
+    out = {key: entry.get(key, default) for key, default in ENTRY_DEFAULTS.items()}
+    if "written" not in entry and writes is not None:
+        out["written"] = DealWritten(writes, []).written(seats)
+    return out
 
 
 class DealTracker:
@@ -262,10 +289,7 @@ class DealTracker:
     def __init__(self, config: GameConfig, deck: Deck | None = None):
         self.config = config
         self.rules = config.rules
-        self.bidding = config.rules.bidding
-        # FORMATS-contracts.md's summary and deal-line fields come with the contract rules
-        # (bidding or a pulya target); a session with neither keeps FORMATS.md's format byte for byte.
-        self.contract_fields = self.bidding or config.rules.pulya_target is not None
+        self.bidding = config.rules.bidding           # True, False or "auto"
         self.players = config.table.players
         self.seats = config.table.seats
         self.deck = deck
@@ -327,6 +351,9 @@ class DealTracker:
     def rewound_to_held(self) -> bool:
         return self._phase() == PLAYING and self.held is not None
 
+    def rewound_to_claim(self) -> bool:
+        return self._phase() == CLAIMING
+
     # --- the machine's callbacks: derived lines of phase changes ---------------------
 
     def _auction_decided(self) -> None:
@@ -365,14 +392,9 @@ class DealTracker:
         self.records.append(record)
         self.deal = None
         self.leftover = set(self.present)
-        if self.contract_fields:
-            data = {"deal": deal.number}        # then the entry's fields, in order, but these two
-            data.update(entry)
-            del data["number"], data["tricks"]
-        else:
-            data = raspasovka_entry(entry)
-            data.pop("tricks")
-            data["deal"] = data.pop("number")
+        data = {"deal": deal.number}            # then the entry's fields, in order, but these two
+        data.update(entry)
+        del data["number"], data["tricks"]
         data["writes"] = written.writes.to_dict() if written else None
         self._out.append(Signal("deal", self._t, data))
 
@@ -424,12 +446,16 @@ class DealTracker:
         del self.alerts[:-MAX_ALERTS]
 
     def _signal_mistake(self, t: float, alert: dict, message: str | None = None) -> list[Signal]:
-        """A mistake line.  With ``bidding`` (and for the kinds it added) the line also says
-        its deal, the table event's number in the session and a message
-        (FORMATS-contracts.md); without it the old kinds keep their exact old fields."""
+        """A mistake line.  With ``bidding = true``, in a deal with an auction, for a control
+        line and for the kinds the contract game added, the line also says its deal, the
+        table event's number in the session and a message (FORMATS-contracts.md); otherwise
+        (``false``, and a raspasovka or a card between deals under ``"auto"``) the old kinds
+        keep their exact old fields."""
         self._alert(alert)
         data = alert
-        if self.bidding or alert["type"] == INVALID_CONTROL:
+        deal = self.deal
+        if (self.bidding is True or alert["type"] in _CONTRACT_MISTAKES or "line_event" in alert
+                or (deal is not None and deal.bidding is not None)):
             data = {**alert, "deal": self.deal.number if self.deal is not None else None,
                     "line": self.events_seen, "mistake": alert["type"],
                     "message": message or _MESSAGES.get(alert["type"], alert["type"])}
@@ -469,6 +495,11 @@ class DealTracker:
             self.leftover.add(key)
         return self._signal_mistake(t, {"type": kind, "zone": zone, "card": str(card), **extra})
 
+    def _lying_besides(self, key: tuple[str, Card]) -> bool:
+        """Whether a card other than ``key`` lies anywhere (the clear-table check for a card
+        that would begin a deal); guessed cards waiting for their turn are the deal's own."""
+        return len(self.present - {key}) > len(self.parked)
+
     def _placed_guessed(self, t: float, zone: str, card: Card) -> list[Signal]:
         """A card the hub link lost and found again without knowing its order among the others
         it found (PROTOCOL.md): the table shows it (``order_guessed``, kept until `confirm`)
@@ -479,7 +510,7 @@ class DealTracker:
         if key in self.present:
             return []
         deal = self.deal
-        if deal is None and not self.bidding and not self.leftover:
+        if deal is None and self.bidding is not True and not self._lying_besides(key):
             deal = self._new_deal()         # the deal this card would start: whose lead it is
         in_play = deal is not None and deal.phase == PLAYING and card not in deal.played
         if in_play and (zone != deal.expected or self.held is not None) \
@@ -512,9 +543,11 @@ class DealTracker:
             self.parked[key] = guessed
             return []
         if deal is None:
-            if self.bidding:
+            if self.bidding is True:
                 return self._mistake(t, NOT_IN_PLAY, zone, card)
-            if self.leftover:
+            # the card would begin a raspasovka (false, "auto"): no other card may lie anywhere,
+            # its own zone included (RULES-contracts.md, second edition's readings)
+            if self._lying_besides(key):
                 return self._mistake(t, TABLE_NOT_CLEAR, zone, card)
             deal = self._new_deal()
             if zone != deal.expected:
@@ -610,34 +643,49 @@ class DealTracker:
             self.leftover.discard(key)
         return []
 
-    # --- control lines: bid, contract, whist, whist_mode -----------------------------
+    # --- control lines: bid, contract, whist, whist_mode, result, claim -------------
 
     def _refuse(self, t: float, event: TableEvent, message: str) -> list[Signal]:
+        value = dict(event.call) if event.event == CLAIM else event.call
         alert = {"type": INVALID_CONTROL, "zone": event.seat, "line_event": event.event,
-                 VALUE_FIELD[event.event]: event.call}
+                 VALUE_FIELD[event.event]: value}
         return self._signal_mistake(t, alert, message)
+
+    def _first_line(self, event: TableEvent) -> list[Signal]:
+        """A bid or result line with no deal in progress: it begins a deal with an auction
+        once the table is clear (the first hand's bid; a result from any active seat)."""
+        t, kind, seat, value = event.t, event.event, event.seat, event.call
+        if self.present:
+            alert = {"type": TABLE_NOT_CLEAR, "zone": seat, "line_event": kind, VALUE_FIELD[kind]: value}
+            return self._signal_mistake(t, alert, "a bid before the table is clear" if kind == BID
+                                        else "a result line before the table is clear")
+        fresh = self._new_deal()
+        if fresh.bidding is None:
+            fresh.begin_auction()               # "auto": this line decides the deal's course
+        if kind == BID:
+            refusal = fresh.bidding.auction.refusal(seat, value)
+        else:
+            refusal = None if seat in fresh.active else f"{seat} sits out this deal (the dealer)"
+        if refusal:
+            return self._refuse(t, event, refusal)
+        self.deal = fresh
+        self.last_trick = None
+        self.leftover = set()
+        start = [Signal("deal_start", t, {"deal": fresh.number, "dealer": fresh.dealer, "price": fresh.price})]
+        if kind == BID:
+            self.open_auction()
+        return start + self._call(t, event)
 
     def _control(self, event: TableEvent) -> list[Signal]:
         t, kind, seat, value = event.t, event.event, event.seat, event.call
-        if not self.bidding:
+        if self.bidding is False:
             return self._refuse(t, event, "bidding is off (rules.bidding = false)")
         deal = self.deal
-        if kind == BID:
+        if kind == BID or kind == RESULT:
             if deal is None:
-                if self.present:
-                    alert = {"type": TABLE_NOT_CLEAR, "zone": seat, "line_event": BID, "bid": value}
-                    return self._signal_mistake(t, alert, "a bid before the table is clear")
-                fresh = self._new_deal()
-                refusal = fresh.bidding.auction.refusal(seat, value)
-                if refusal:
-                    return self._refuse(t, event, refusal)
-                self.deal = fresh
-                self.last_trick = None
-                self.leftover = set()
-                self.open_auction()
-                start = [Signal("deal_start", t, {"deal": fresh.number, "dealer": fresh.dealer,
-                                                   "price": fresh.price})]
-                return start + self._call(t, event)
+                return self._first_line(event)
+            if kind == RESULT:
+                return self._refuse(t, event, "a result line only as a deal's first line")
             if deal.phase != AUCTION:
                 return self._refuse(t, event, "no auction now")
             refusal = deal.bidding.auction.refusal(seat, value)
@@ -647,12 +695,20 @@ class DealTracker:
         if deal is None:
             return self._refuse(t, event, "no deal awaits this line")
         b = deal.bidding
+        if b is None:
+            return self._refuse(t, event, f"a raspasovka has no {kind} line")
+        if kind == CLAIM:
+            return self._claim(event)
+        if deal.phase == CLAIMING:
+            return self._refuse(t, event, "a claim waits for confirm")
         if kind == CONTRACT:
             if deal.phase == AUCTION:
                 return self._refuse(t, event, "the auction is not over")
             if seat != b.declarer:
                 return self._refuse(t, event, "the contract line is the declarer's" if b.declarer
                                     else "no contract after an all-pass auction")
+            if b.result_line:
+                return self._refuse(t, event, "the contract is already declared (by the result line)")
             if b.auction.result == MISERE_DEAL:
                 if value != MISERE or deal.plays:
                     return self._refuse(t, event, "a misere auction: the game is misere, until the first card")
@@ -675,14 +731,50 @@ class DealTracker:
             return self._refuse(t, event, refusal)
         return self._call(t, event)
 
+    def _claim(self, event: TableEvent) -> list[Signal]:
+        """A claim in a contract or misère deal (RULES-contracts.md "Claims"): valid between
+        tricks, one number for every active seat, summing to the tricks left; it waits for
+        `confirm`."""
+        t, deal = event.t, self.deal
+        if deal.kind_name == KIND_RASPASOVKA:
+            return self._refuse(t, event, "no claim in a raspasovka")
+        phase = deal.phase
+        if phase == CLAIMING:
+            return self._refuse(t, event, "a claim already waits for confirm")
+        if phase != PLAYING:
+            return self._refuse(t, event, "a claim only during the play")
+        if deal.current or self.held is not None or self.parked:
+            return self._refuse(t, event, "a claim only between tricks (a trick is open)")
+        tricks = dict(event.call)
+        out = [seat for seat in tricks if seat not in deal.active]
+        if out:
+            return self._refuse(t, event, f"{out[0]} sits out this deal")
+        missing = [seat for seat in deal.active if seat not in tricks]
+        if missing:
+            return self._refuse(t, event, f"the claim has no number for {', '.join(missing)}")
+        left = deal.total_tricks - len(deal.tricks)
+        if sum(tricks.values()) != left:
+            return self._refuse(t, event, f"the claim sums to {sum(tricks.values())}, {left} tricks are left")
+        deal.call(CLAIM, None, event.call)
+        self.claim_tricks()
+        return [self._claim_line(t, "waiting")]
+
+    def _claim_line(self, t: float, state: str) -> Signal:
+        deal = self.deal
+        return Signal("claim", t, {"deal": deal.number, "tricks": dict(deal.claim), "state": state})
+
     def _call(self, t: float, event: TableEvent) -> list[Signal]:
         """Record an accepted control line; move the machine when the line ends its phase
-        (:data:`PHASE_MOVES`; a call that leaves the auction or the whisting open moves nothing)."""
+        (:data:`PHASE_MOVES`, :data:`RESULT_MOVES`; a call that leaves the auction or the
+        whisting open moves nothing)."""
         deal = self.deal
         before = deal.phase
         deal.call(event.event, event.seat, event.call)
         after = deal.phase
-        trigger = None if after == before else getattr(self, PHASE_MOVES[before, after])
+        if event.event == RESULT:
+            trigger = getattr(self, RESULT_MOVES[after])
+        else:
+            trigger = None if after == before else getattr(self, PHASE_MOVES[before, after])
         data = {"deal": deal.number}
         if event.seat is not None:
             data["seat"] = event.seat
@@ -702,6 +794,11 @@ class DealTracker:
             if self.held is not None:
                 fields, self.held = self.held, None
                 signals += self._count(t, fields, held=True)
+            elif self.deal is not None and self.deal.phase == CLAIMING:
+                # the confirm of a waiting claim is a line of its deal (undo makes it wait again)
+                self.deal.call(CONFIRM, None, None)
+                signals.append(self._claim_line(t, "confirmed"))
+                signals += self._run(self.claim_confirmed)
             return signals
         if event.button == "new_deal":
             if self.deal is None:
@@ -745,6 +842,12 @@ class DealTracker:
         data = {"deal": deal.number, "undone": kind}
         if who is not None:
             data["seat"] = who
+        if kind == CONFIRM:         # the claim waits again
+            return [Signal("undo", t, data), self._claim_line(t, "waiting")]
+        if kind == CLAIM:
+            data["tricks"] = dict(value)
+            return [Signal("undo", t, data), Signal("claim", t, {"deal": deal.number, "tricks": dict(value),
+                                                                  "state": "withdrawn"})]
         data[VALUE_FIELD[kind]] = value
         return [Signal("undo", t, data)]
 
@@ -754,8 +857,6 @@ class DealTracker:
         out = [r.entry for r in self.records]
         if self.deal is not None:
             out.append(deal_entry(self.deal))
-        if not self.contract_fields:
-            out = [raspasovka_entry(entry) for entry in out]
         return out
 
     def report_summary(self) -> dict:
@@ -805,10 +906,9 @@ class DealTracker:
         """The summary JSON of FORMATS.md and FORMATS-contracts.md."""
         pulka = self.pulka.to_dict()
         convention = self.rules.convention
-        summary = {"deals": self.deal_dicts(), "pulka": pulka}
-        if self.contract_fields:
-            summary["pulya_target"] = self.rules.pulya_target
-            summary["finished_after_deal"] = self.finished_after
+        # every field with every value of rules.bidding (FORMATS-contracts.md, second edition)
+        summary = {"deals": self.deal_dicts(), "pulka": pulka, "pulya_target": self.rules.pulya_target,
+                   "finished_after_deal": self.finished_after}
         # FORMATS.md: the summary "ends with the same settlement object" as `settle` prints
         summary["settlement"] = {"convention": convention, "balance": rounded(settle(pulka, convention))}
         return summary

@@ -96,6 +96,11 @@ def _bidding_lines(tracker, deal, label, leds) -> list[str] | None:
         leds[turn] = TURN
         return [head + " WHIST", f"{label[b.declarer]} {game_text(b.game)}",
                 _calls_text(b.whisting.calls, label), f"whist? {label[turn]}"]
+    if phase == "claim":
+        # the rest of the tricks agreed without play: the players confirm (or undo withdraws it)
+        claim = " ".join(f"{label[seat][:3]}:{count}" for seat, count in deal.claim)
+        return [head + " CLAIM", f"{label[b.declarer]} {game_text(b.game)} T{len(deal.tricks)}",
+                claim, "confirm or undo"]
     return None
 
 
@@ -164,8 +169,8 @@ def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 
                  for s in seats]
         if len(lines) < DISPLAY_ROWS:       # 3 players: a status row; 4 players: the pulka fills the display
             dealer, step = tracker.next_deal_params()
-            # with bidding the first bid waits for a clear table (no card on any zone)
-            unclear = tracker.leftover or (tracker.rules.bidding and tracker.present)
+            # the next deal's first card or bid waits for a clear table (no card on any zone)
+            unclear = bool(tracker.present)
             lines.append("clear the table" if unclear
                          else f"next: {label[dealer]} x{tracker.rules.progression[step]}")
     for alert in tracker.alerts:

@@ -9,8 +9,11 @@ deal: the deal in progress is rebuilt by those events.
 
 A record keeps the ended deal's summary entry, what it wrote (exact fractions as
 strings) and, for a complete deal, its accepted lines (cards and control lines),
-which ``undo`` may take back.  Earlier deals' lines stay raw bytes until
-first used, so a 1,000-deal session resumes without decoding them all.
+which ``undo`` may take back -- a claim and the ``confirm`` that ended its deal
+among them, so an ``undo`` after a restart makes the claim wait again.  Earlier
+deals' lines stay raw bytes until first used, so a 1,000-deal session resumes
+without decoding them all.  An entry written before a field existed is completed
+on reading (every field present, FORMATS-contracts.md).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from ..core.config import GameConfig
 from ..core.deal import CARD
 from ..core.deck import Deck
 from ..core.scoring import Pulka, Writes, exact
-from ..core.tracker import BetweenDeals, DealRecord, DealTracker, Records
+from ..core.tracker import BetweenDeals, DealRecord, DealTracker, Records, completed_entry
 
 
 def _fractions(mapping: dict) -> dict:
@@ -66,8 +69,10 @@ def decode_record(rec: dict) -> DealRecord:
     # journals written before contract deals have no "kind": every deal was a raspasovka
     plays = rec.get("plays")
     count = plays if isinstance(plays, int) else len(plays or ())   # older journals: the cards themselves
+    entry = rec["entry"]
+    entry = completed_entry(entry, writes, tuple(entry.get("taken") or ()))
     return DealRecord(rec["number"], rec["dealer"], rec["price"], rec["step"], rec["complete"],
-                      rec["abandoned"], rec.get("kind", "raspasovka"), rec["entry"], writes, count)
+                      rec["abandoned"], rec.get("kind", "raspasovka"), entry, writes, count)
 
 
 def _record_lines(rec: dict) -> list | None:

@@ -29,9 +29,14 @@ def test_replay_json_summary(tmp_path):
     res = cli("replay", events_file(tmp_path), "--json")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
-    assert list(out) == ["deals", "pulka", "settlement"]
+    # every field with every value of rules.bidding (FORMATS-contracts.md, second edition)
+    assert list(out) == ["deals", "pulka", "pulya_target", "finished_after_deal", "settlement"]
     (deal,) = out["deals"]
-    assert list(deal) == ["number", "dealer", "price", "tricks", "taken", "revoke", "complete"]
+    assert list(deal) == ["number", "dealer", "price", "kind", "auction", "declarer", "game", "value",
+                          "whist_calls", "whisters", "whist_mode", "outcome", "tricks", "taken", "claimed",
+                          "revoke", "revoke_trick", "complete", "written", "help"]
+    assert deal["kind"] == "raspasovka" and deal["auction"] == [] and deal["claimed"] is None
+    assert deal["written"]["seat3"] == {"gora": 4, "pulya": 0, "whists": {"seat1": 0, "seat2": 0}}
     assert deal["taken"] == {"seat1": 3, "seat2": 3, "seat3": 4}
     assert out["pulka"]["seat3"] == {"gora": 4, "pulya": 0, "whists": {"seat1": 0, "seat2": 0}}
     assert out["settlement"]["convention"] == "sochi"

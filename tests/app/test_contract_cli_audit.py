@@ -279,8 +279,8 @@ def test_four_players_a_card_on_the_sitting_out_dealers_zone_is_out_of_turn(tmp_
 # --- FORMATS-contracts.md "Summary JSON: new fields", phase by phase ---------------------
 
 NEW_FIELDS = ["number", "dealer", "price", "kind", "auction", "declarer", "game", "value", "whist_calls",
-              "whisters", "whist_mode", "outcome", "tricks", "taken", "revoke", "revoke_trick", "complete",
-              "written", "help"]
+              "whisters", "whist_mode", "outcome", "tricks", "taken", "claimed", "revoke", "revoke_trick",
+              "complete", "written", "help"]
 
 
 def test_the_summary_fields_of_a_deal_stopped_in_each_phase(tmp_path):
@@ -423,7 +423,8 @@ def test_with_bidding_off_every_control_line_is_an_invalid_control_mistake(tmp_p
     status, summary, err = replay(tmp_path, noisy, rules="bidding = false")
     assert status == 0 and summary == base
     assert any("invalid control 4 (first line 1)" in line for line in err), err
-    assert list(summary["deals"][0]) == ["number", "dealer", "price", "tricks", "taken", "revoke", "complete"]
+    # every field with every value of bidding (FORMATS-contracts.md, second edition)
+    assert list(summary["deals"][0]) == NEW_FIELDS and summary["deals"][0]["kind"] == "raspasovka"
 
 
 # --- misère through the CLI ---------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 from contract_games import MixedGame
 from controller.core.config import load_game_config
 from controller.core.events import TableEvent, read_events
-from controller.core.tracker import DealTracker
+from controller.core.tracker import ENTRY_DEFAULTS, DealTracker
 from controller.store import checkpoints
 from controller.store.gamelog import SessionLog
 from controller.store.replay import replay_file
@@ -77,9 +77,9 @@ def test_old_raspasovka_log_replays_byte_for_byte(tmp_path):
     cfg = load_game_config(ROOT / "controller" / "examples" / "config.toml")
     tracker = replay_file(example, cfg)
     summary = tracker.summary()
-    assert list(summary) == ["deals", "pulka", "settlement"]
-    assert all(list(d) == ["number", "dealer", "price", "tricks", "taken", "revoke", "complete"]
-               for d in summary["deals"])
+    # the second edition: every field present with every value of rules.bidding
+    assert list(summary) == ["deals", "pulka", "pulya_target", "finished_after_deal", "settlement"]
+    assert all(list(d) == list(ENTRY_DEFAULTS) and d["kind"] == "raspasovka" for d in summary["deals"])
     # the same log written by this tracker (derived lines included), replayed: identical lines
     session = SessionLog.create(tmp_path, cfg, None)
     live = DealTracker(cfg)
@@ -106,13 +106,37 @@ def test_raspasovka_summary_and_derived_lines_are_those_of_before():
     derived lines and the summary.  Today's tracker gives the same bytes."""
     cfg = load_game_config(ROOT / "controller" / "examples" / "config.toml")
     summary = replay_file(ROOT / "controller" / "examples" / "game.jsonl", cfg).summary()
-    assert json.dumps(summary, ensure_ascii=False, indent=2) == BEFORE["example_summary"]
-    tracker = DealTracker(config())
-    lines = []
-    for event in read_events(BEFORE["script_events"], tracker.zones):
-        lines += [json.dumps(s.to_dict(), ensure_ascii=False, separators=(", ", ": ")) for s in tracker.feed(event)]
-    assert lines == BEFORE["script_lines"]
-    assert json.dumps(tracker.summary(), ensure_ascii=False, indent=2) == BEFORE["script_summary"]
+    assert_grown_only(summary, json.loads(BEFORE["example_summary"]))
+    for bidding in ("auto", False):
+        tracker = DealTracker(config(bidding=bidding))
+        lines = []
+        for event in read_events(BEFORE["script_events"], tracker.zones):
+            lines += [s.to_dict() for s in tracker.feed(event)]
+        before = [json.loads(line) for line in BEFORE["script_lines"]]
+        assert len(lines) == len(before)
+        for line, old in zip(lines, before):
+            if "complete" in old:       # a deal's result line: the deal entry's fields, now all of them
+                assert {k: line[k] for k in old if k != "kind"} == {k: v for k, v in old.items() if k != "kind"}
+                assert line["kind"] == "raspasovka" and set(ENTRY_DEFAULTS) - {"number", "tricks"} <= set(line)
+            else:
+                assert line == old
+        assert_grown_only(tracker.summary(), json.loads(BEFORE["script_summary"]))
+
+
+def assert_grown_only(summary: dict, before: dict) -> None:
+    """The summary of before the second edition, with the fields it adds and nothing else changed:
+    every deal entry has every field, in order, and the top level pulya_target and
+    finished_after_deal (FORMATS-contracts.md "fields always present")."""
+    assert list(summary) == ["deals", "pulka", "pulya_target", "finished_after_deal", "settlement"]
+    assert summary["pulya_target"] is None and summary["finished_after_deal"] is None
+    assert {k: summary[k] for k in before if k != "deals"} == {k: v for k, v in before.items() if k != "deals"}
+    assert len(summary["deals"]) == len(before["deals"])
+    for entry, old in zip(summary["deals"], before["deals"]):
+        assert list(entry) == list(ENTRY_DEFAULTS)
+        assert {k: entry[k] for k in old} == old
+        assert entry["kind"] == "raspasovka" and entry["auction"] == [] and entry["claimed"] is None
+        assert entry["outcome"] is None and entry["declarer"] is None and entry["help"] == []
+        assert (entry["written"] is None) == (not entry["complete"])
 
 
 @pytest.mark.parametrize("seed", range(4))

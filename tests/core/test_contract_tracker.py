@@ -386,7 +386,7 @@ def test_a_contract_ends_a_raspasovka_series():
 
 def test_without_bidding_every_control_line_is_invalid():
     from table_script import DEAL_A
-    s = Script(config())
+    s = Script(config(bidding=False))
     s.bid("seat2", "6s")
     s.contract("seat2", "6s")
     s.whist("seat3", "whist")
@@ -395,8 +395,11 @@ def test_without_bidding_every_control_line_is_invalid():
     assert len(got) == 4 and all(m["deal"] is None and m["message"] for m in got)
     assert [m["line"] for m in got] == [1, 2, 3, 4]
     s.deal(DEAL_A)
+    # every field of a deal entry, also with bidding off (FORMATS-contracts.md, second edition)
     assert deals(s)[0]["complete"] and list(deals(s)[0]) == [
-        "number", "dealer", "price", "tricks", "taken", "revoke", "complete"]
+        "number", "dealer", "price", "kind", "auction", "declarer", "game", "value", "whist_calls",
+        "whisters", "whist_mode", "outcome", "tricks", "taken", "claimed", "revoke", "revoke_trick",
+        "complete", "written", "help"]
 
 
 def test_mistake_lines_say_their_deal_line_and_message():

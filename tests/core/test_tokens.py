@@ -133,7 +133,7 @@ def test_a_token_on_the_prikup_zone_does_nothing():
 
 
 def test_tokens_with_bidding_off_are_invalid_control_lines():
-    tracker = TokenTracker(GameConfig(), DECK_T)
+    tracker = TokenTracker(GameConfig(rules=Rules(bidding=False)), DECK_T)
     out = tracker.feed(placed(1.0, "seat2", uid=uid("seat2", "6s")))
     assert kinds(out) == ["mistake"] and out[0].data["mistake"] == "invalid_control"
 

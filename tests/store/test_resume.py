@@ -20,7 +20,7 @@ BIG_T = "1" + "0" * 400
 def _through_last_deal(session) -> list[bytes]:
     """The log's lines up to its last deal-result line (a power cut right after it)."""
     lines = session.events_path.read_bytes().splitlines(keepends=True)
-    end = max(i for i, line in enumerate(lines) if b'"kind": "deal",' in line)
+    end = max(i for i, line in enumerate(lines) if b'"complete": ' in line and b'"writes": ' in line)
     return lines[:end + 1]
 
 
