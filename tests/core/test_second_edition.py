@@ -361,7 +361,9 @@ def test_undo_takes_a_result_line_back_and_the_deal_no_longer_exists():
 def test_undo_of_a_ten_unwhisted_result_reopens_nothing_but_takes_the_deal_back():
     s = Edition2(config(ten_whisted=False))
     s.result("seat2", "10s")
-    s.press("undo")
+    assert s.tracker.pulka.pulya["seat2"] == 10 and s.entry["outcome"] == "ten_unwhisted"
+    out = s.press("undo")
+    assert out[0].data["undone"] == "result"
     assert s.summary["deals"] == [] and s.tracker.pulka.pulya["seat2"] == 0 and s.tracker.state == "idle"
 
 
