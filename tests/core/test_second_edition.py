@@ -761,3 +761,32 @@ def test_the_display_and_the_snapshot_show_a_waiting_claim():
     s.press("undo")
     snap = SnapshotBuilder().build(s.tracker, seq=len(s.events))
     assert snap.phase == "play" and snap.deal["claim"] is None
+
+
+# --- the CLI: a session of result lines and claims replays to the same summary ----------------
+
+def test_the_cli_replays_result_lines_and_claims_and_reports_a_malformed_claim(tmp_path):
+    """``preftable replay --json`` of the lines as the table writes them: the same summary
+    as the tracker's; a claim line whose tricks are not whole numbers is reported with its
+    line number and skipped (FORMATS.md: never stops a replay)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    played = played_deal(13, "7s")
+    s = Edition2(config())
+    s.result("seat2", "7s")
+    s.whists("seat3:whist", "seat1:whist")
+    s.tricks(played, 0, 5)
+    s.claim(**rest_of(played, 5))
+    s.press("confirm")
+    lines = [e.to_json() for e in s.events]
+    bad = '{"t": %s, "event": "claim", "tricks": {"seat2": 2.0}}' % s.events[-1].t
+    lines.insert(len(lines) - 1, bad)            # before the confirm
+    events = tmp_path / "table-events.jsonl"
+    events.write_text("\n".join(lines) + "\n")
+    res = subprocess.run([sys.executable, "-m", "controller", "replay", str(events), "--json"],
+                         capture_output=True, text=True, cwd=root, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout) == json.loads(json.dumps(s.summary))
+    assert f"{events}:{len(lines) - 1}: skipped: field 'tricks'" in res.stderr
