@@ -86,3 +86,25 @@ def test_a_restart_while_a_claim_waits_keeps_it_waiting(tmp_path):
     r = cut_and_resume(tmp_path, GAME, EVENTS[:cut], cut)
     assert r.state_at_resume == "claim" and r.in_deal_at_resume
     assert r.tracker.summary() == r.whole.summary()
+
+
+@pytest.mark.parametrize("cut", [60, 95, 130])
+def test_a_rebuild_restored_from_the_journal_every_deal_keeps_claims_and_results(tmp_path, cut, monkeypatch):
+    """The rebuild of a lost journal restores its tracker from the journal line it has just
+    written (every deal here): the records' lines keep the claims, confirms and result lines."""
+    from controller.store import gamelog
+    monkeypatch.setattr(gamelog, "LIGHTEN_EVERY", 1)
+    r = cut_and_resume(tmp_path, GAME, EVENTS, min(cut, len(EVENTS) - 1), lose_journal=True)
+    assert r.got == r.expected and r.tracker.summary() == r.whole.summary()
+    undo = TableEvent(EVENTS[-1].t, "button", button="undo")
+    assert [s.to_dict() for s in r.tracker.feed(undo)] == [s.to_dict() for s in r.whole.feed(undo)]
+
+
+def test_undos_after_a_restart_reach_back_into_an_earlier_deals_confirmed_claim(tmp_path):
+    """Deal 4's three lines taken back, the next undo reopens deal 3 (a record read back from
+    the journal) and takes back its confirm: its claim waits again."""
+    undo = [TableEvent(EVENTS[-1].t, "button", button="undo")] * 4
+    r = cut_and_resume(tmp_path, GAME, EVENTS + undo, len(EVENTS))
+    assert r.got == r.expected
+    assert r.tracker.state == "claim" and r.tracker.deal.number == 3
+    assert r.got[-1]["kind"] == "claim" and r.got[-1]["state"] == "waiting"
