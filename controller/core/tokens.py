@@ -47,7 +47,9 @@ def parse_token(text: object) -> str:
 
 def phase_of(deal) -> str:
     """The phase a token is read in: ``idle`` with no deal in progress, else the deal's
-    :attr:`~controller.core.deal.Deal.phase` (``auction``, ``contract``, ``whisting``, ``play``)."""
+    :attr:`~controller.core.deal.Deal.phase` (``auction``, ``contract``, ``whisting``, ``play``,
+    ``claim``).  No phase makes a token a ``result`` line: a result line comes from the live
+    page or simulated players (RULES-contracts.md "Second edition"), never from a token."""
     return IDLE if deal is None else deal.phase
 
 
