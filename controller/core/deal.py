@@ -526,11 +526,6 @@ class Deal:
         return taken
 
     @property
-    def between_tricks(self) -> bool:
-        """In play with the last trick closed and no card of the next one laid."""
-        return self._phase == PLAYING and not self.current
-
-    @property
     def first_revoke(self) -> Revoke | None:
         """The proven revoke whose offending card came first in play order."""
         if not self.revokes:

@@ -277,7 +277,8 @@ def completed_entry(entry: dict, writes: Writes | None, seats: tuple[str, ...]) 
     entry lacks the contract fields; its ``written`` is its exact writes, help had none)."""
     if len(entry) == len(ENTRY_DEFAULTS) and all(key in entry for key in ENTRY_DEFAULTS):
         return entry
-    out = {key: entry.get(key, default) for key, default in ENTRY_DEFAULTS.items()}
+    out = {key: entry[key] if key in entry else (default.copy() if isinstance(default, (list, dict)) else default)
+           for key, default in ENTRY_DEFAULTS.items()}
     if "written" not in entry and writes is not None:
         out["written"] = DealWritten(writes, []).written(seats)
     return out
