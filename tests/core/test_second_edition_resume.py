@@ -108,3 +108,17 @@ def test_undos_after_a_restart_reach_back_into_an_earlier_deals_confirmed_claim(
     assert r.got == r.expected
     assert r.tracker.state == "claim" and r.tracker.deal.number == 3
     assert r.got[-1]["kind"] == "claim" and r.got[-1]["state"] == "waiting"
+
+
+def test_a_journal_entry_from_before_the_contract_fields_is_completed_on_resume():
+    """A raspasovka entry kept by an older version (FORMATS.md's fields alone) reads back with
+    every field, its written block from its exact writes."""
+    from controller.store import checkpoints
+    s = Edition2(config(bidding=False))
+    s.deal(DEAL_A)
+    encoded = checkpoints.encode(s.tracker.checkpoint())
+    old = ("number", "dealer", "price", "tricks", "taken", "revoke", "complete")
+    encoded["record"]["entry"] = {k: encoded["record"]["entry"][k] for k in old}
+    tracker = checkpoints.restore(config(bidding=False), None, [], {**encoded, "events": len(s.events)})
+    assert tracker.summary() == s.summary
+    assert list(tracker.summary()["deals"][0]) == list(s.entry)
