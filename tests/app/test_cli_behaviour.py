@@ -102,7 +102,8 @@ def test_ctrl_c_on_run_and_run_new_closes_the_previous_pulka(tmp_path):
     assert proc.returncode == 0, err
     summary = json.loads((first.parent / "summary.json").read_text())
     assert json.loads(out.splitlines()[0]) == summary           # printed as the session ended
-    assert list(summary) == ["deals", "pulka", "settlement"]
+    # every field with every value of rules.bidding (FORMATS-contracts.md, second edition)
+    assert list(summary) == ["deals", "pulka", "pulya_target", "finished_after_deal", "settlement"]
 
 
 def test_enroll_waits_for_clear_readers_and_its_resume_hint_keeps_the_config(tmp_path):
