@@ -283,6 +283,7 @@ class Reader:
         self.configured = False                    # the configuration read back as written
         self.stack: tuple[str, ...] = ()           # the UIDs of the last full scan, when several
         self._polls = 0
+        self._stack_hold = 0                       # full scans still due after a stack was seen
         self._choices: list[int] | None = None     # a full scan's way through the collisions
         self._taken: list[int] | None = None
         self._gpio = pins.scoped_gpio(f"RC522 reader {self.name} (reset)")
@@ -379,6 +380,9 @@ class Reader:
         config = self._config()
         for reg, value in config:
             x([_W(reg), value])
+        # ValuesAfterColl = 0: the bits received after a collision read 0, as the datasheet asks for
+        # the bit-wise anticollision (CollReg's other bits are read-only, so it is not read back).
+        x([_W(chip_regs.COLL), 0x00])
         back = x([_R(reg) for reg, _ in config] + [0])[1:]
         self._stuck = [(reg, value, got) for (reg, value), got in zip(config, back) if got != value]
         self.configured = not self._stuck
@@ -497,7 +501,10 @@ class Reader:
         :data:`MAX_STACK` tags.  So a card laid on an occupied reader is seen; ``stack`` holds the
         UIDs while there are several."""
         self._polls += 1
-        if not self.stack and (self._last is None or (self._polls + 3 * self.bus + self.device) % FULL_SCAN_EVERY):
+        if self._stack_hold > 0:
+            self._stack_hold -= 1
+        if not self.stack and not self._stack_hold and (
+                self._last is None or (self._polls + 3 * self.bus + self.device) % FULL_SCAN_EVERY):
             uid = self.read_uid()
             return [] if uid is None else [uid]
         found: list[bytes] = []
@@ -517,7 +524,9 @@ class Reader:
                     todo.append(taken[:i] + [0])
         self._last = found[0] if len(found) == 1 else None
         uids = [u.hex().upper() for u in found]
-        self.stack = tuple(uids) if len(uids) > 1 else ()
+        if len(uids) > 1:
+            self._stack_hold = FULL_SCAN_EVERY         # a damaged frame may hide one of them next time:
+        self.stack = tuple(uids) if len(uids) > 1 else ()   # keep walking the tree for a while
         return uids
 
     def _known_parts(self) -> list[bytes] | None:
@@ -654,7 +663,10 @@ class Reader:
         if irq & chip_regs.IRQ_ERR:
             error, coll, level = x([_R(chip_regs.ERROR), _R(chip_regs.COLL), _R(chip_regs.FIFO_LEVEL), 0])[1:]
             self._fifo_dirty = True                          # flushed before the next frame, whatever is read
-            if error & chip_regs.ERR_COLL and not error & ~chip_regs.ERR_COLL & 0x17:
+            # A collision wins over the parity and CRC errors it brings (the wired-OR of two tags'
+            # bits rarely keeps a byte's parity), as in NXP's own RC52x driver; a buffer overflow or
+            # a protocol error still spoils the frame.
+            if error & chip_regs.ERR_COLL and not error & (chip_regs.ERR_BUFFER_OVFL | chip_regs.ERR_PROTOCOL):
                 if not collisions:
                     return None
                 if coll & 0x20 or not 0 < (level & 0x7F) <= 5:

@@ -17,7 +17,17 @@ SoftReset commands, and a *dead* fault mode in which every byte on MISO is
 - PowerDown (CommandReg bit 4) sets soft power-down (antenna off, registers
   frozen) and clears 1024 clocks after it is written 0;
 - a collision raises ErrIRq at the colliding bit, mid-frame, with only the
-  bytes before it in the FIFO; RxIRq follows at the frame's end;
+  bytes before it in the FIFO; RxIRq follows at the frame's end.  CollReg
+  holds CollPos (0 for the 32nd bit) or CollPosNotValid (beyond it); with
+  ValuesAfterColl (CollReg bit 7, set after a reset) cleared every received
+  bit from the colliding one on reads 0, set they read as the wired-OR of the
+  tags' bits.  Each whole byte carries the odd parity bit of ISO 14443-3, and
+  the wired-OR of several tags' bytes and parity bits usually breaks it: a
+  collision then comes with ParityErr as well, as on a real chip;
+- ``error_rate`` (seeded by ``error_seed``): that share of the received frames
+  has one bit flipped on the air -- a data bit or its parity bit -- so
+  ParityErr is raised and, when RxModeReg's RxCRCEn is set, CrcErr for a frame
+  whose CRC_A no longer matches (a noisy field, a card at the antenna's edge);
 - every ``spidev`` transfer costs ``PI_XFER_OVERHEAD_S`` besides its bits.
 
 Time is modelled, not measured: a :class:`VirtualClock` shared by the chips on
@@ -66,7 +76,7 @@ from .rc522_regs import (BIT_FRAMING, COLL, COMM_IEN, COMM_IRQ, COMMAND, CONTROL
                          T_COUNTER_H, T_COUNTER_L, T_MODE, T_PRESCALER, T_RELOAD_H, T_RELOAD_L, TX_CONTROL,
                          VERSION, WATER_LEVEL)
 from .rc522_regs import (CMD_AUTHENT, CMD_CALC_CRC, CMD_IDLE, CMD_NO_CHANGE, CMD_RECEIVE, CMD_SOFT_RESET,
-                         CMD_TRANSCEIVE, CMD_TRANSMIT, DIV_CRC, ERR_BUFFER_OVFL, ERR_COLL, ERR_PROTOCOL,
+                         CMD_TRANSCEIVE, CMD_TRANSMIT, DIV_CRC, ERR_BUFFER_OVFL, ERR_COLL, ERR_CRC, ERR_PARITY, ERR_PROTOCOL,
                          IRQ_ERR, IRQ_HI_ALERT, IRQ_IDLE, IRQ_LO_ALERT, IRQ_RX, IRQ_TIMER, IRQ_TX)
 
 class VirtualClock:
@@ -280,6 +290,7 @@ class _Rx:
     data: bytes
     last_bits: int
     coll_pos: int | None
+    parity_err: bool = False                 # a whole byte failed its odd parity
     fifth_done: bool = False
     stored: int = 0                          # bytes already in the FIFO (those before a collision)
     coll_done: bool = False
@@ -291,7 +302,9 @@ class EmulatedMFRC522:
     def __init__(self, clock: VirtualClock | None = None, *, version: int = 0x92, name: str = "rc522",
                  neighbours: Callable[[], Iterable["EmulatedMFRC522"]] | None = None,
                  lock: threading.RLock | None = None, osc_startup_s: float = OSC_STARTUP_S,
-                 loads_miso_in_reset: bool = True):
+                 loads_miso_in_reset: bool = True, error_rate: float = 0.0, error_seed: int = 0):
+        if not 0.0 <= error_rate <= 1.0:
+            raise ValueError(f"error_rate must be a probability, got {error_rate}")
         self.clock = clock if clock is not None else VirtualClock()
         self.lock = lock if lock is not None else threading.RLock()     # shared by the chips of a bus
         self.name = name
@@ -302,6 +315,9 @@ class EmulatedMFRC522:
         self.osc_startup_s = osc_startup_s
         self.loads_miso_in_reset = loads_miso_in_reset
         self.transactions = 0
+        self.error_rate = error_rate                # share of received frames with one bit flipped
+        self._error_rng = random.Random(error_seed)
+        self.errors: dict[int, int] = {}            # ErrorReg bit -> how often it was raised
         self.hard_resets = 0
         self.soft_resets = 0
         self._reset_watch: tuple[object, int] | None = None
@@ -552,6 +568,7 @@ class EmulatedMFRC522:
             self._regs[COMM_IRQ] |= IRQ_HI_ALERT
 
     def _error(self, bits: int) -> None:
+        self.errors[bits] = self.errors.get(bits, 0) + 1
         self._regs[ERROR] |= bits
         self._regs[COMM_IRQ] |= IRQ_ERR
 
@@ -702,13 +719,34 @@ class EmulatedMFRC522:
             self._regs[COMM_IRQ] |= IRQ_IDLE
             return
         if answers:
-            data, last_bits, coll = _combine([a for _, a in answers])
+            data, last_bits, coll, parity_err = _combine([a for _, a in answers])
+            data, flipped = self._noise(data, last_bits)
             start = at + max(tag.fdt_s for tag, _ in answers)
             end = start + frame_bits(len(data), last_bits) * BIT_S
-            self._rx = _Rx(start, end, data, last_bits, coll)
+            self._rx = _Rx(start, end, data, last_bits, coll, parity_err or flipped)
+
+    def _noise(self, data: bytes, last_bits: int) -> tuple[bytes, bool]:
+        """The injected error: with ``error_rate``, one bit of the frame's whole bytes -- a data
+        bit or a parity bit -- flipped on the air; (the bytes as received, whether one was)."""
+        whole = len(data) if last_bits == 0 else len(data) - 1
+        if whole <= 0 or not self.error_rate or self._error_rng.random() >= self.error_rate:
+            return data, False
+        bit = self._error_rng.randrange(whole * 9)        # 8 data bits and a parity bit per byte
+        index, pos = divmod(bit, 9)
+        if pos == 8:
+            return data, True                             # the parity bit: the data arrives intact
+        out = bytearray(data)
+        out[index] ^= 1 << pos
+        return bytes(out), True
 
     def _store(self, rx: "_Rx", upto: int) -> None:
-        for byte in rx.data[rx.stored:upto]:
+        clear_from = None                                 # ValuesAfterColl = 0: bits from the collision read 0
+        if rx.coll_pos is not None and not self._regs[COLL] & 0x80:
+            clear_from = rx.coll_pos - 1
+        for index in range(rx.stored, min(upto, len(rx.data))):
+            byte = rx.data[index]
+            if clear_from is not None and index * 8 + 7 >= clear_from:
+                byte &= (1 << max(0, clear_from - index * 8)) - 1
             if len(self._fifo) >= 64:
                 self._error(ERR_BUFFER_OVFL)
                 break
@@ -729,6 +767,11 @@ class EmulatedMFRC522:
         if rx.coll_pos is not None and not rx.coll_done:
             self._rx_collision(rx)
         self._store(rx, len(rx.data))
+        if rx.parity_err:
+            self._error(ERR_PARITY)
+        if self._regs[RX_MODE] & 0x80 and len(rx.data) >= 3 and not rx.last_bits \
+                and crc_a(rx.data[:-2]) != rx.data[-2] | rx.data[-1] << 8:
+            self._error(ERR_CRC)                          # RxCRCEn: the chip checks CRC_A itself
         self._regs[CONTROL] = (self._regs[CONTROL] & 0xF8) | rx.last_bits
         self._regs[COMM_IRQ] |= IRQ_RX
 
@@ -742,27 +785,39 @@ class EmulatedMFRC522:
             self._timer_deadline = None
 
 
-def _combine(answers: list[tuple[bytes, int]]) -> tuple[bytes, int, int | None]:
-    """What the receiver hears when several tags answer at once: a wired-OR of the bits;
-    ``coll_pos`` is the 1-based position of the first bit they disagree on (None: they agree)."""
+def _odd_parity_bit(byte: int) -> int:
+    """The parity bit ISO 14443-3 sends after a byte: odd parity over the 9 bits."""
+    return 0 if bin(byte).count("1") & 1 else 1
+
+
+def _combine(answers: list[tuple[bytes, int]]) -> tuple[bytes, int, int | None, bool]:
+    """What the receiver hears when several tags answer at once: a wired-OR of the bits, the
+    parity bits included; ``coll_pos`` is the 1-based position of the first bit they disagree on
+    (None: they agree); ``parity_err``: a whole byte heard whose parity bit does not match it."""
     data, last_bits = answers[0]
     if all(a == answers[0] for a in answers[1:]):
-        return data, last_bits, None
+        return data, last_bits, None, False
     length = max(len(d) for d, _ in answers)
+    last_bits = max(lb for _, lb in answers)
     merged = bytearray(length)
     coll = None
+    parity_err = False
     for i in range(length):
         values = [d[i] if i < len(d) else None for d, _ in answers]
         present = [v for v in values if v is not None]
+        parity = 0
         for v in present:
             merged[i] |= v
+            parity |= _odd_parity_bit(v)
+        if (i < length - 1 or not last_bits) and parity != _odd_parity_bit(merged[i]):
+            parity_err = True
         if coll is None and (len(present) != len(values) or len(set(present)) > 1):
             diff = 0
             for v in present:
                 diff |= v ^ present[0]
             diff = diff or 0x01
             coll = i * 8 + (diff & -diff).bit_length()
-    return bytes(merged), max(lb for _, lb in answers), coll
+    return bytes(merged), last_bits, coll, parity_err
 
 
 # ------------------------------------------------------------------------------------------ spidev
