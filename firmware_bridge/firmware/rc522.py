@@ -210,7 +210,9 @@ class Rc522:
             reads += 1
             self._check_stuck(deadline, reads)
         error = self.read(ERROR)
-        if error & 0x13:                   # BufferOvfl | ParityErr | ProtocolErr
+        # CollErr wins over the ParityErr the wired-OR of two tags' bits brings (as NXP's own
+        # driver does); BufferOvfl and ProtocolErr spoil the frame, a parity error alone too.
+        if error & 0x11 or error & 0x02 and not error & 0x08:
             return FAILED, b"", 0
         back = self._read_fifo(self.read(FIFO_LEVEL) & 0x7F)
         last_bits = self.read(CONTROL) & 0x07
