@@ -1,4 +1,4 @@
-"""RC522 readers on the Pi's SPI buses, wrapping the ``mfrc522`` package's ``MFRC522`` class.
+"""RC522 readers on the Pi's SPI buses, opened through the ``mfrc522`` package's ``MFRC522`` class.
 
 A :class:`Reader` is one chip (``/dev/spidev<bus>.<device>``, its own reset
 pin).  Where the chip comes from is a backend chosen at run time, as gpiozero
@@ -28,17 +28,38 @@ until PowerDown reads 0, the configuration written and read back; a reader
 whose registers do not stick is logged and is not :meth:`Reader.alive`.  Any
 VersionReg but 0x00/0xFF is a working chip (clones read 0x88, 0xB2, 0x12).
 
-The driver opens the SPI device; polling is the reader's own code on it: WUPA, then per
-cascade level ANTICOLL (or, for a UID read last time, SELECT straight away),
-SELECT while the UID is incomplete, and a closing one-byte frame that sends
-the tag back to IDLE so the next WUPA -- ours or a cross-talking neighbour's --
-finds it.  FIFO bursts and multi-register reads keep the SPI traffic small.
-On ErrIRq (a collision is heard mid-frame) it waits for the receive to end and
-flushes the FIFO.  Whether a level's 4 bytes end the UID is decided by the SAK
-when they start with 0x88.  :meth:`Reader.read_uids` adds, every few polls, a
-full scan that walks both sides of every collision, so a card laid on an
-occupied reader is seen (stacked cards).  The SPI backend (``$PREFTABLE_SPI_BACKEND``)
-is chosen on its own, never from the pin factory.
+Why the polling is ours and not ``mfrc522``'s: the package's ``MFRC522_ToCard``
+(its transceive) busy-waits 2000 CommIrqReg reads whatever its timer says,
+reads ErrorReg, the FIFO level and the FIFO in separate transfers, runs
+cascade level 1 only and has no way to leave a tag READY -- a poll built on it
+costs tens of milliseconds.  So the driver is used for what it does right
+(opening ``/dev/spidev``, the speed, the reset pin) and the frames are sent by
+:meth:`Reader._transceive` on its ``spi``.  The package's code is loaded, unmodified,
+into a private module per reader (:func:`load_driver`: its ``RPi.GPIO`` and
+``spidev`` imports resolved to the backend's, ``sys.modules`` untouched); the
+tests also run its own ``MFRC522_Request``/``MFRC522_Anticoll`` against the
+emulated chip.
+
+A poll: WUPA, then per cascade level ANTICOLL (or, for a UID read last time,
+SELECT straight away), SELECT while the UID is incomplete; the last level is
+an ANTICOLL, so the tag stays READY there.  A tag read in two polls in a row is
+left READY, and the next poll is one ANTICOLL frame at that level (its
+presence check: only a tag that stayed powered in the field since it was read
+answers it); a tag read for the first time, or one whose presence check failed
+although it is there (a neighbour's WUPA sent it to IDLE), goes back to IDLE
+with a one-byte frame, so a cross-talking neighbour's WUPA finds it.  Transfers
+are kept few: multi-register reads in one ``xfer2`` (read addresses back to
+back), the FIFO read with its level in one transfer, the FIFO flushed only when
+something was left in it, the chip left in Transceive after an answer (the next
+frame needs the FIFO and StartSend only), and an empty poll's own timer
+interrupt standing for the VersionReg check.  A collision wins over the parity
+error it brings (as in NXP's RC52x driver), with ValuesAfterColl cleared as the
+datasheet asks; on ErrIRq (a collision is heard mid-frame) the reader waits for
+the receive to end.  Whether a level's 4 bytes end the UID is decided by the
+SAK when they start with 0x88.  :meth:`Reader.read_uids` adds, every few polls,
+a full scan that walks both sides of every collision, so a card laid on an
+occupied reader is seen (stacked cards).  The SPI backend
+(``$PREFTABLE_SPI_BACKEND``) is chosen on its own, never from the pin factory.
 """
 
 from __future__ import annotations
@@ -275,6 +296,9 @@ class Reader:
         self.backend: SpiBackend = backend if backend is not None else default_backend(factory)
         pins = factory if factory is not None else self.backend.pins()
         self._last: bytes | None = None            # UID of the last read, for the fast path
+        self._ready = False                        # that tag was left READY at its last cascade level
+        self._collided = False                     # this read walked a collision (several tags READY)
+        self._heard = False                        # this poll's chip timer fired: the chip answers
         self._armed = self._answered = False
         self._fifo_dirty = True
         self._closed = False
@@ -390,6 +414,7 @@ class Reader:
         self._fifo_dirty = True
         self._tx_last_bits = 0x07
         self._last = None
+        self._ready = self._heard = False
 
     def close(self) -> None:
         """Close SPI and free the reset pin -- never the global ``GPIO.cleanup()``."""
@@ -415,6 +440,9 @@ class Reader:
     def alive(self) -> bool:
         """True when VersionReg answers (anything but 0x00/0xFF: clones read 0x88, 0xB2, 0x12)
         and the configuration written at the last init read back unchanged."""
+        if self._heard:                            # the timer just fired as programmed: no need to ask
+            self._heard = False
+            return self.configured
         try:
             return self.configured and chip_regs.chip_answers(self.version())
         except OSError as exc:
@@ -452,22 +480,65 @@ class Reader:
         return None if uid is None else uid.hex().upper()
 
     def _read_released(self) -> bytes | None:
-        """One read, and the tag that answered put back to sleep (HALT) whatever happened."""
-        self._answered = False
+        """One read; the tag that answered is put back to IDLE (HALT if WUPA woke it from there)
+        unless it was left READY at its last cascade level for the next poll's presence check
+        (a read that walked a collision always puts them back: several tags are READY)."""
+        self._answered = self._collided = False
+        self._heard = False
         try:
-            return self._read()
+            uid = self._read()
+        except BaseException:
+            self._ready = False
+            raise
         finally:
-            if self._answered:
+            if self._answered and not self._ready:
+                self._ready = False
                 self._release()
+        return uid
 
     def _read(self) -> bytes | None:
+        if self._ready and self._last is not None:
+            present = self._still_there()
+            if present:
+                return self._last
+            self._ready = False
+            if present is None:                              # an answer, but not ours: put it back first
+                self._release()
+            self._fifo_dirty = True
+            disturbed = True                                 # our READY tag was disturbed (a neighbour's WUPA,
+        else:                                                # or it left): released after this read
+            disturbed = False
+        self._ready = False
         atqa = self._transceive(b"\x52", last_bits=7, expect=2, collisions=True)   # WUPA: wakes halted tags
         if atqa is None:
             return None                                      # (ATQAs of different tags may collide: fine)
         self._answered = True
-        return self._read_levels()
+        uid = self._read_levels()
+        if disturbed or (uid != self._last and self._taken is None):   # (a full scan knows the tag)
+            # A tag read for the first time goes back to IDLE, so that a neighbour whose antenna
+            # sees it too finds it with its next WUPA (a READY tag ignores WUPA and drops to IDLE
+            # unheard) and the cross-talk shows; only a tag read twice in a row stays READY.
+            self._ready = False
+        return uid
+
+    def _still_there(self) -> bool | None:
+        """The presence check of the tag left READY at its last cascade level by the last poll:
+        one ANTICOLLISION frame (NVB 0x20) at that level, answered only by a tag still READY there
+        -- one that stayed powered in the field since it was read, the earlier levels already
+        selected -- with the UID part we expect.  True: it is; False: no answer; None: another
+        answer (several tags, or not ours)."""
+        parts = self._known_parts()
+        sel, part = chip_regs.SEL_CODES[len(parts) - 1], parts[-1]
+        answer = self._transceive(bytes((sel, 0x20)), expect=5, collisions=True)
+        if answer is None:
+            return False
+        data, coll = answer
+        return True if coll is None and data == part + bytes((part[0] ^ part[1] ^ part[2] ^ part[3],)) else None
 
     def _read_levels(self) -> bytes | None:
+        """The cascade after WUPA.  The tag read last time is SELECTed at once on every level but
+        its last; every last level is an ANTICOLLISION, so the tag is left READY there (a cascade
+        tag, or a 4-byte UID starting 0x88, still needs the SELECT whose SAK decides)."""
         known = self._known_parts()
         uid = b""
         for sel in chip_regs.SEL_CODES:
@@ -487,8 +558,9 @@ class Reader:
                     if sak is None:
                         return None
                     if not sak & chip_regs.SAK_UID_INCOMPLETE:
-                        return uid + part
-            if part[0] != chip_regs.CASCADE_TAG:            # no cascade tag: the UID is complete
+                        return uid + part                    # (ACTIVE now: released after the read)
+            if part[0] != chip_regs.CASCADE_TAG:            # no cascade tag: the UID is complete; the tag is
+                self._ready = not self._collided             # READY there (released if another one is too)
                 return uid + part
             uid += part[1:]
         return None
@@ -509,6 +581,9 @@ class Reader:
             return [] if uid is None else [uid]
         found: list[bytes] = []
         todo: list[list[int]] = [[]]                  # collision choices to follow (default: 1)
+        if self._ready:                               # the WUPA would send a READY tag to IDLE unheard
+            self._release()
+            self._ready = False
         self._last = None                             # no fast path: anticollision from the start
         while todo and len(found) < MAX_STACK:
             self._choices, self._taken = todo.pop(0), []
@@ -567,6 +642,7 @@ class Reader:
                 log.debug("reader %s: unusable collision position %d", self.name, coll)
                 return None
             index, bit = divmod(new_known - 1, 8)
+            self._collided = True
             choice = 1                                       # take the tags with a 1 there ...
             if self._taken is not None:                      # ... unless a full scan walks the other way
                 i = len(self._taken)
@@ -657,11 +733,17 @@ class Reader:
             if irq & chip_regs.IRQ_TIMER:
                 if irq & chip_regs.IRQ_ERR:
                     self._fifo_dirty = True
+                self._heard = irq != 0xFF                    # the timer ran as programmed: a working chip
                 return None                                  # nobody answered in time
         else:
             raise ReaderFault(self._fault_text("no IRQ from the chip"))
         if irq & chip_regs.IRQ_ERR:
-            error, coll, level = x([_R(chip_regs.ERROR), _R(chip_regs.COLL), _R(chip_regs.FIFO_LEVEL), 0])[1:]
+            # ErrorReg, CollReg, the FIFO level and the FIFO itself in one transfer (read addresses
+            # back to back, datasheet 8.1.2.1); bytes read past the level are dropped, and the FIFO
+            # is flushed before the next frame in any case.
+            out = x([_R(chip_regs.ERROR), _R(chip_regs.COLL), _R(chip_regs.FIFO_LEVEL)]
+                    + [_R(chip_regs.FIFO_DATA)] * max(expect, 1) + [0])
+            error, coll, level = out[1:4]
             self._fifo_dirty = True                          # flushed before the next frame, whatever is read
             # A collision wins over the parity and CRC errors it brings (the wired-OR of two tags'
             # bits rarely keeps a byte's parity), as in NXP's own RC52x driver; a buffer overflow or
@@ -669,12 +751,9 @@ class Reader:
             if error & chip_regs.ERR_COLL and not error & (chip_regs.ERR_BUFFER_OVFL | chip_regs.ERR_PROTOCOL):
                 if not collisions:
                     return None
-                if coll & 0x20 or not 0 < (level & 0x7F) <= 5:
+                if coll & 0x20 or not 0 < (level & 0x7F) <= min(max(expect, 1), 5):
                     return None                              # CollPosNotValid
-                fifo = bytes(x([_R(chip_regs.FIFO_DATA)] * (level & 0x7F) + [0])[1:])
-                x([_W(chip_regs.FIFO_LEVEL), 0x80])         # no partial frame left for the next step
-                self._fifo_dirty = False
-                return fifo, (coll & 0x1F) or 32
+                return bytes(out[4:4 + (level & 0x7F)]), (coll & 0x1F) or 32
             log.debug("reader %s: receive error 0x%02X", self.name, error)
             return None
         out = x([_R(chip_regs.FIFO_LEVEL)] + [_R(chip_regs.FIFO_DATA)] * expect + [0])

@@ -63,10 +63,14 @@ log = logging.getLogger(__name__)
 # The crystal's start-up after NRSTPD goes HIGH (datasheet 8.8.2: "the start-up time of the
 # crystal + 37.74 us"; crystals take a few ms).  The Arduino library waits 50 ms; so does hw.rc522.
 OSC_STARTUP_S = 0.005
-# What one ``spidev.xfer2`` call costs on a Pi besides the bits on the wire (Python call, ioctl,
-# the kernel's SPI message setup).  An estimate of the order seen with py-spidev on a Pi 3/4;
-# ``preftable doctor --live`` measures the real one (reads per second), bench/bench_scan.py reports it.
-PI_XFER_OVERHEAD_S = 40e-6
+# What one ``spidev.xfer2`` call costs on a Pi besides the bits on the wire (the Python call, the
+# SPI_IOC_MESSAGE ioctl, the kernel's message set-up and chip-select handling).  No public
+# measurement of py-spidev's per-call cost on a Pi 4 or 5 was found; the kernel alone keeps CS
+# high 10-19 us between back-to-back transfers on a Pi 4 (raspberrypi/linux issue 4567, scope
+# traces), and Python adds its call on top, so 60 us is taken as the figure -- an assumption,
+# stated as such.  ``preftable doctor --live`` measures the real one (hw.check.measure_transfer_cost);
+# bench/bench_scan.py reports the scan at 60 and at 100 us.
+PI_XFER_OVERHEAD_S = 60e-6
 
 from .rc522_regs import *  # noqa: F401,F403  (the register table, shared with hw.rc522)
 from .rc522_regs import (BIT_S, CASCADE_TAG, CRC_PRESETS, FC, FDT_S, NO_CHIP, OSC_CLOCKS_S, POWER_DOWN, RESET_VALUES,
@@ -121,6 +125,7 @@ class VirtualTag:
         self.state = IDLE
         self.level = 0             # cascade level being resolved (0-based)
         self.woken_from_halt = False
+        self.told_level = False    # answered ANTICOLLISION (NVB 0x20) at this level already
         self.memory = self._initial_memory()
 
     @property
@@ -146,7 +151,14 @@ class VirtualTag:
 
     def power_off(self) -> None:
         """Out of every field: the tag forgets its state."""
-        self.state, self.level, self.woken_from_halt = IDLE, 0, False
+        self.state, self.level, self.woken_from_halt, self.told_level = IDLE, 0, False, False
+
+    def is_presence_check(self, frame: bytes) -> bool:
+        """Is ``frame`` an ANTICOLLISION (NVB 0x20) at the level this tag already answered one at
+        -- a reader asking again whether the tag it left READY there is still in the field (a
+        poll that starts without WUPA)?"""
+        return (self.state == READY and self.told_level and len(frame) == 2
+                and frame[0] == SEL_CODES[self.level] and frame[1] == 0x20)
 
     def hear(self, frame: bytes, last_bits: int) -> tuple[bytes, int] | None:
         """React to one PCD frame; return ``(answer, valid bits of its last byte or 0)`` or None."""
@@ -169,14 +181,14 @@ class VirtualTag:
     def _short(self, cmd: int) -> tuple[bytes, int] | None:
         if cmd == 0x26 and self.state == IDLE or cmd == 0x52 and self.state in (IDLE, HALT):
             self.woken_from_halt = self.state == HALT
-            self.state, self.level = READY, 0
+            self.state, self.level, self.told_level = READY, 0, False
             return self.atqa, 0
         return self._other()
 
     def _other(self) -> None:
         if self.state in (READY, ACTIVE):
             self.state = HALT if self.woken_from_halt else IDLE
-            self.level = 0
+            self.level, self.told_level = 0, False
         return None
 
     def _select(self, frame: bytes) -> tuple[bytes, int] | None:
@@ -193,6 +205,7 @@ class VirtualTag:
                 return None                              # not me: stay READY, keep quiet
             if self.level + 1 < len(levels):
                 self.level += 1
+                self.told_level = False
                 return with_crc(bytes([0x04])), 0
             self.state = ACTIVE
             return with_crc(bytes([self.sak & ~0x04 & 0xFF])), 0
@@ -203,6 +216,7 @@ class VirtualTag:
             if (frame[2 + (bit >> 3)] >> (bit & 7)) & 1 != (full[bit >> 3] >> (bit & 7)) & 1:
                 return None                              # not me: keep quiet, stay READY
         # The rest of the bits; the first byte as RxAlign stores it (the known low bits zero).
+        self.told_level = self.told_level or known == 0
         first = full[known >> 3] & (0xFF << (known & 7)) & 0xFF
         return bytes([first]) + full[(known >> 3) + 1:], 0
 
@@ -263,12 +277,16 @@ class TagField:
         return [e.tag for e in self._entries.values()]
 
     def new_poll(self) -> None:
+        """A reader's poll begins: each tag is seen or not for all of it.  A tag that misses it is
+        at the field's edge and browns out: it forgets its state (unless another field powers it)."""
         for entry in self._entries.values():
             if entry.pattern:
                 entry.visible = bool(entry.pattern[0])
                 entry.pattern.rotate(-1)
             else:
                 entry.visible = entry.rng.random() >= entry.flicker
+            if not entry.visible and not self._chip.bus_has_tag(entry.tag, besides=self._chip):
+                entry.tag.power_off()
 
     def visible(self) -> list[VirtualTag]:
         return [e.tag for e in self._entries.values() if e.visible]
@@ -320,6 +338,7 @@ class EmulatedMFRC522:
         self.errors: dict[int, int] = {}            # ErrorReg bit -> how often it was raised
         self.hard_resets = 0
         self.soft_resets = 0
+        self._check_unanswered = False             # a presence check found nobody: the WUPA after it
         self._reset_watch: tuple[object, int] | None = None
         self._reset_seen = 0
         self._held_in_reset = False
@@ -408,9 +427,9 @@ class EmulatedMFRC522:
                 chip._update(now)
         self._update(now)
 
-    def bus_has_tag(self, tag: VirtualTag) -> bool:
+    def bus_has_tag(self, tag: VirtualTag, besides: "EmulatedMFRC522 | None" = None) -> bool:
         chips = list(self._neighbours()) if self._neighbours else [self]
-        return any(tag in chip.field for chip in chips)
+        return any(tag in chip.field for chip in chips if chip is not besides)
 
     # ----- SPI ---------------------------------------------------------------------------------
     def transfer(self, data: bytes, hz: float | None = None) -> bytes:
@@ -706,8 +725,15 @@ class EmulatedMFRC522:
             self._start_timer(at, auto=True)
         answers = []
         if self._antenna_on() and tx.frame:
+            # A poll starts with WUPA/REQA -- or, for a tag left READY, with the presence check;
+            # the WUPA that follows a check nobody answered is the same poll.
             if len(tx.frame) == 1 and tx.last_bits == 7:
+                if not self._check_unanswered:
+                    self.field.new_poll()
+                self._check_unanswered = False
+            elif any(tag.is_presence_check(tx.frame) for tag in self.field.tags):
                 self.field.new_poll()
+                self._check_unanswered = True
             for tag in self.field.visible():
                 answer = tag.hear(tx.frame, tx.last_bits)
                 if answer is not None:
@@ -719,6 +745,7 @@ class EmulatedMFRC522:
             self._regs[COMM_IRQ] |= IRQ_IDLE
             return
         if answers:
+            self._check_unanswered = False
             data, last_bits, coll, parity_err = _combine([a for _, a in answers])
             data, flipped = self._noise(data, last_bits)
             start = at + max(tag.fdt_s for tag, _ in answers)
