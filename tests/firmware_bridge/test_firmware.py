@@ -639,6 +639,24 @@ def test_empty_reader_answers_within_two_ms_and_a_tag_within_four():
     assert chip.clock() - start < 0.004
 
 
+def test_driver_checks_a_tag_read_twice_with_one_frame():
+    """Left READY at its last level, a tag lying still costs one ANTICOLLISION per poll."""
+    from hw.rc522_chip import VirtualTag
+
+    board, (chip,), (reader,) = chip_bus()
+    reader.init()
+    tag = chip.field.put(VirtualTag("04A2B11C6F5E80"))
+    assert reader.read_uid() == reader.read_uid() == bytes.fromhex("04A2B11C6F5E80")
+    for _ in range(3):
+        start = chip.clock()
+        assert reader.read_uid() == bytes.fromhex("04A2B11C6F5E80")
+        assert chip.clock() - start < 0.0012               # WUPA + 2 levels + HLTA took ~4.8 ms
+    chip.field.take(tag)
+    assert reader.read_uid() is None
+    chip.field.put(VirtualTag("04A2B11C6F5E81"))           # another card, the same first level
+    assert reader.read_uid() == bytes.fromhex("04A2B11C6F5E81")
+
+
 def test_readers_on_one_bus_only_answer_their_chip_select():
     from hw.rc522_chip import VirtualTag
 
