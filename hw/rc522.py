@@ -36,9 +36,12 @@ costs tens of milliseconds.  So the driver is used for what it does right
 (opening ``/dev/spidev``, the speed, the reset pin) and the frames are sent by
 :meth:`Reader._transceive` on its ``spi``.  The package's code is loaded, unmodified,
 into a private module per reader (:func:`load_driver`: its ``RPi.GPIO`` and
-``spidev`` imports resolved to the backend's, ``sys.modules`` untouched); the
-tests also run its own ``MFRC522_Request``/``MFRC522_Anticoll`` against the
-emulated chip.
+``spidev`` imports resolved to the backend's, ``sys.modules`` untouched).  That
+loader stays because the package imports ``RPi.GPIO`` and ``spidev`` at module
+level: it is the one way to hand each reader its own scoped pins and its own
+(real or emulated) bus without patching ``sys.modules`` or forking the package.
+The tests also run the package's own ``MFRC522_Request``/``MFRC522_Anticoll``
+against the emulated chip.
 
 A poll: WUPA, then per cascade level ANTICOLL (or, for a UID read last time,
 SELECT straight away), SELECT while the UID is incomplete; the last level is
