@@ -12,9 +12,11 @@ Side by side in one run: the reader code as it is now and as it was at
 from git into its own module, over the same emulated chips.
 
 - Pi: ``hw.scanner.Scanner`` over 5 ``hw.rc522.Reader`` at SPI 1 MHz (the
-  config's default ``spi.speed_hz``); "known" is the steady state (the same
-  tags scan after scan, periodic full scans for stacked cards included), "new"
-  puts fresh tags on every reader before every scan.
+  config's default ``spi.speed_hz``) -- "before" polls them in turn, "now"
+  side by side (one chip's air time filled with the others' SPI work); "known"
+  is the steady state (the same tags scan after scan, periodic full scans for
+  stacked cards included), "new" puts fresh tags on every reader before every
+  scan, as if none had been read (the scanner's test also swaps them).
 - Pico: the hub firmware's ``rc522.Rc522`` driving 6 chips through the
   MicroPython fake ``machine.SPI`` at 4 MHz (``main.PINS``), one poll round.
 

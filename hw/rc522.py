@@ -72,12 +72,11 @@ import functools
 import importlib
 import importlib.util
 import logging
-import math
 import os
 import threading
 import time
 import types
-from typing import Any, Protocol
+from typing import Any, Generator, Protocol
 
 from controller.core.errors import ConfigError, HardwareError
 
@@ -252,6 +251,20 @@ def default_backend(pins: PinFactory | None = None, spi: Any = None, *, name: st
 
 
 # ------------------------------------------------------------------------------------------ reader
+Steps = Generator[float, None, Any]      # a reader's poll as steps: yields "wait until", returns the result
+POLL_STEP_S = 40e-6                      # between polls of a chip once its answer is due
+
+
+def _run(steps: Steps) -> Any:
+    """Run one reader's steps on their own: each wait is spent polling the chip (a resumed
+    step reads CommIrqReg), as a driver without anything else to do would."""
+    try:
+        while True:
+            next(steps)
+    except StopIteration as done:
+        return done.value
+
+
 def open_readers(wiring, spd: int = 1_000_000, backend: SpiBackend | None = None, *,
                  factory: PinFactory | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> list["Reader"]:
     """Readers for ``wiring`` (``(bus, device, reset_pin)`` each), powered up in the datasheet's
@@ -301,6 +314,7 @@ class Reader:
         self._last: bytes | None = None            # UID of the last read, for the fast path
         self._ready = False                        # that tag was left READY at its last cascade level
         self._collided = False                     # this read walked a collision (several tags READY)
+        self.interfered = False                    # the last poll was disturbed (see read_steps)
         self._heard = False                        # this poll's chip timer fired: the chip answers
         self._armed = self._answered = False
         self._fifo_dirty = True
@@ -478,7 +492,10 @@ class Reader:
 
         Raises :class:`ReaderFault` if the chip stopped answering.
         """
-        uid = self._read_released()
+        return _run(self._read_uid_steps())
+
+    def _read_uid_steps(self) -> Steps:
+        uid = yield from self._read_released()
         self._last = uid
         return None if uid is None else uid.hex().upper()
 
@@ -489,34 +506,38 @@ class Reader:
         self._answered = self._collided = False
         self._heard = False
         try:
-            uid = self._read()
+            uid = yield from self._read()
         except BaseException:
             self._ready = False
             raise
         finally:
             if self._answered and not self._ready:
                 self._ready = False
-                self._release()
+                yield from self._release()
         return uid
 
     def _read(self) -> bytes | None:
         if self._ready and self._last is not None:
-            present = self._still_there()
+            present = yield from self._still_there()
             if present:
                 return self._last
             self._ready = False
             if present is None:                              # an answer, but not ours: put it back first
-                self._release()
+                yield from self._release()
             self._fifo_dirty = True
             disturbed = True                                 # our READY tag was disturbed (a neighbour's WUPA,
         else:                                                # or it left): released after this read
             disturbed = False
         self._ready = False
-        atqa = self._transceive(b"\x52", last_bits=7, expect=2, collisions=True)   # WUPA: wakes halted tags
+        atqa = yield from self._transceive(b"\x52", last_bits=7, expect=2, collisions=True)   # WUPA: wakes halted tags
         if atqa is None:
             return None                                      # (ATQAs of different tags may collide: fine)
         self._answered = True
-        uid = self._read_levels()
+        uid = yield from self._read_levels()
+        if uid is None or (disturbed and uid == self._last):
+            # a tag answered and was lost again, or the one left READY had been sent to IDLE by
+            # someone else: a neighbour sharing the tag polls at the same time (see read_steps)
+            self.interfered = True
         if disturbed or (uid != self._last and self._taken is None):   # (a full scan knows the tag)
             # A tag read for the first time goes back to IDLE, so that a neighbour whose antenna
             # sees it too finds it with its next WUPA (a READY tag ignores WUPA and drops to IDLE
@@ -532,7 +553,7 @@ class Reader:
         answer (several tags, or not ours)."""
         parts = self._known_parts()
         sel, part = chip_regs.SEL_CODES[len(parts) - 1], parts[-1]
-        answer = self._transceive(bytes((sel, 0x20)), expect=5, collisions=True)
+        answer = yield from self._transceive(bytes((sel, 0x20)), expect=5, collisions=True)
         if answer is None:
             return False
         data, coll = answer
@@ -547,17 +568,17 @@ class Reader:
         for sel in chip_regs.SEL_CODES:
             part = None
             if known is not None and len(known) > 1:
-                sak = self._select(sel, known[0])            # the tag read last time: SELECT at once
+                sak = yield from self._select(sel, known[0])            # the tag read last time: SELECT at once
                 if sak is not None and sak & 0x04:
                     part = known.pop(0)
                 else:
                     known = None
             if part is None:
-                part = self._anticoll(sel)
+                part = yield from self._anticoll(sel)
                 if part is None:
                     return None
                 if part[0] == chip_regs.CASCADE_TAG:         # a cascade tag, or a 4-byte UID that starts 0x88:
-                    sak = self._select(sel, part)            # the SAK decides
+                    sak = yield from self._select(sel, part)            # the SAK decides
                     if sak is None:
                         return None
                     if not sak & chip_regs.SAK_UID_INCOMPLETE:
@@ -569,28 +590,39 @@ class Reader:
         return None
 
     def read_uids(self) -> list[str]:
-        """Poll once for every tag on the reader: usually the one read last time (its fast path);
+        """:meth:`read_steps` on its own: the reader waits for its chip by polling it."""
+        return _run(self.read_steps())
+
+    def read_steps(self) -> Steps:
+        """Poll once for every tag on the reader, as steps: a generator that yields, whenever it
+        waits for its chip, the time (``backend.now()``) before which asking again is pointless,
+        and returns the UIDs -- so :class:`hw.scanner.Scanner` runs the readers' polls side by
+        side, one reader's SPI work filling another's air time.  Side by side, two readers whose
+        antennas share a tag (cross-talk) disturb each other's frames; a poll that saw it happen
+        -- a tag answered and was lost, or the tag left READY had gone to IDLE and was there
+        after WUPA -- sets ``interfered``, and the scanner polls again, alone.  The poll: usually the one read last time (its fast path);
         every :data:`FULL_SCAN_EVERY`-th poll of a reader holding a tag, and every poll while it
         holds several, a full scan: WUPA and anticollision from the start and, where tags collided,
         again down the other branch of each collision (ISO 14443-3's bit tree), up to
         :data:`MAX_STACK` tags.  So a card laid on an occupied reader is seen; ``stack`` holds the
         UIDs while there are several."""
         self._polls += 1
+        self.interfered = False
         if self._stack_hold > 0:
             self._stack_hold -= 1
         if not self.stack and not self._stack_hold and (
                 self._last is None or (self._polls + 3 * self.bus + self.device) % FULL_SCAN_EVERY):
-            uid = self.read_uid()
+            uid = yield from self._read_uid_steps()
             return [] if uid is None else [uid]
         found: list[bytes] = []
         todo: list[list[int]] = [[]]                  # collision choices to follow (default: 1)
         if self._ready:                               # the WUPA would send a READY tag to IDLE unheard
-            self._release()
+            yield from self._release()
             self._ready = False
         self._last = None                             # no fast path: anticollision from the start
         while todo and len(found) < MAX_STACK:
             self._choices, self._taken = todo.pop(0), []
-            uid = self._read_released()
+            uid = yield from self._read_released()
             taken = self._taken
             self._choices = self._taken = None
             if uid is None:
@@ -627,7 +659,7 @@ class Reader:
         for _ in range(33):
             whole, bits = divmod(known, 8)
             frame = bytes((sel, ((2 + whole) << 4) | bits)) + bytes(buf[:whole + (1 if bits else 0)])
-            answer = self._transceive(frame, last_bits=bits, expect=5 - whole, rx_align=bits,
+            answer = yield from self._transceive(frame, last_bits=bits, expect=5 - whole, rx_align=bits,
                                       collisions=True)
             if answer is None:
                 return None
@@ -664,7 +696,7 @@ class Reader:
 
     def _select(self, sel: int, part: bytes) -> int | None:
         bcc = part[0] ^ part[1] ^ part[2] ^ part[3]
-        sak = self._transceive(chip_regs.with_crc(bytes((sel, 0x70)) + part + bytes((bcc,))), expect=3)
+        sak = yield from self._transceive(chip_regs.with_crc(bytes((sel, 0x70)) + part + bytes((bcc,))), expect=3)
         if sak is None or chip_regs.with_crc(sak[:1]) != sak:
             return None
         return sak[0]
@@ -677,7 +709,7 @@ class Reader:
         if self._closed:
             return
         try:
-            self._transmit(b"\x00")
+            yield from self._transmit(b"\x00")
             self._xfer([_W(chip_regs.CONTROL), 0x80])        # TStopNow
         except OSError as exc:
             log.debug("reader %s: release frame not sent: %s", self.name, exc)
@@ -694,16 +726,21 @@ class Reader:
         x([_W(chip_regs.FIFO_DATA), *frame])
         x([_W(chip_regs.COMMAND), chip_regs.CMD_TRANSMIT])
         self._fifo_dirty = self._armed = False
-        for _ in range(self._max_polls(len(frame), 0)):
-            if x([_R(chip_regs.COMM_IRQ), 0])[1] & chip_regs.IRQ_IDLE:
-                break
-        else:
-            raise ReaderFault(self._fault_text("its transmission never ended"))
+        start = self.backend.now()
+        ends = start + chip_regs.frame_bits(len(frame), 0) * chip_regs.BIT_S
+        limit = start + self._budget(len(frame), 0)
+        yield ends
+        polls = 0
+        while not x([_R(chip_regs.COMM_IRQ), 0])[1] & chip_regs.IRQ_IDLE:
+            polls += 1
+            if polls >= 3 and self.backend.now() > limit:
+                raise ReaderFault(self._fault_text("its transmission never ended"))
+            yield self.backend.now() + POLL_STEP_S
 
-    def _max_polls(self, nbytes: int, rx_bytes: int = 18) -> int:
-        budget = (chip_regs.frame_bits(nbytes, 0) + chip_regs.frame_bits(rx_bytes)) * chip_regs.BIT_S \
-            + self.timeout_s + 2 * chip_regs.FDT_S
-        return math.ceil(budget * self.spd / 16) + 8
+    def _budget(self, nbytes: int, rx_bytes: int = 18) -> float:
+        """The longest a frame and its answer may take before a chip that raised no IRQ is dead."""
+        return (chip_regs.frame_bits(nbytes, 0) + chip_regs.frame_bits(rx_bytes)) * chip_regs.BIT_S \
+            + self.timeout_s + 2 * chip_regs.FDT_S + 0.002
 
     def _transceive(self, data: bytes, last_bits: int = 0, expect: int = 0, rx_align: int = 0,
                     collisions: bool = False):
@@ -727,9 +764,17 @@ class Reader:
         x([_W(chip_regs.BIT_FRAMING), 0x80 | framing])      # StartSend
         self._tx_last_bits = last_bits
         self._armed = self._fifo_dirty = False
+        # Wait: first until the answer, if any, would be over (its frame delay time and length are
+        # fixed by ISO 14443-3), then until the chip timer would have expired, then in short steps.
         # ErrIRq comes mid-frame (a collision is heard at its bit): the frame goes on until RxIRq,
         # so wait for the receive to end, as the Arduino library and the hub firmware do.
-        for _ in range(self._max_polls(len(data), expect)):
+        start = self.backend.now()
+        tx_end = start + chip_regs.frame_bits(len(data), last_bits) * chip_regs.BIT_S
+        answered = tx_end + chip_regs.FDT_S + chip_regs.frame_bits(max(expect, 1)) * chip_regs.BIT_S
+        limit = start + self._budget(len(data), expect)
+        yield answered
+        polls = 0
+        while True:
             irq = x([_R(chip_regs.COMM_IRQ), 0])[1]
             if irq & (chip_regs.IRQ_RX | chip_regs.IRQ_IDLE):
                 break
@@ -738,8 +783,12 @@ class Reader:
                     self._fifo_dirty = True
                 self._heard = irq != 0xFF                    # the timer ran as programmed: a working chip
                 return None                                  # nobody answered in time
-        else:
-            raise ReaderFault(self._fault_text("no IRQ from the chip"))
+            polls += 1
+            now = self.backend.now()
+            if polls >= 3 and now > limit:
+                raise ReaderFault(self._fault_text("no IRQ from the chip"))
+            timer_out = tx_end + self.timeout_s
+            yield timer_out if now < timer_out - POLL_STEP_S else now + POLL_STEP_S
         if irq & chip_regs.IRQ_ERR:
             # ErrorReg, CollReg, the FIFO level and the FIFO itself in one transfer (read addresses
             # back to back, datasheet 8.1.2.1); bytes read past the level are dropped, and the FIFO
