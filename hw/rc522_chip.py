@@ -6,7 +6,7 @@ CommIrq/DivIrq/Error bits, the timer (TMode/TPrescaler/TReload, TAuto start at
 the end of a transmission and its stop after the 5th received bit), the Idle,
 Transmit, Transceive (BitFraming StartSend/TxLastBits), CalcCRC (CRC_A) and
 SoftReset commands, and a *dead* fault mode in which every byte on MISO is
-0x00 (or 0xFF).  What real boards do that once broke the table (issue 9):
+0x00 (or 0xFF).  What real boards do that a table has met:
 
 - VersionReg is selectable: 0x91/0x92 (NXP), 0x88 (FM17522), 0xB2, 0x12
   (clones); 0x00 or 0xFF makes a dead chip;

@@ -400,8 +400,7 @@ def test_real_backend_imports_spidev_only_when_asked():
 
 
 def test_spi_backend_is_chosen_independently_of_the_pin_factory():
-    """Issue 9: mock pins (a Pi 5 where RPi.GPIO failed) must not turn the readers into fakes.
-    (This test asserted the opposite before issue 9.)"""
+    """Mock pins (a Pi 5 where RPi.GPIO failed) must not turn the readers into fakes."""
     from hw.rc522 import default_backend
     mock = MockFactory()
     backend = default_backend(mock, environ={})
@@ -443,7 +442,7 @@ def test_reader_without_backend_on_a_mock_factory_explains_missing_spi():
         Reader(0, 0, 25, factory=MockFactory())
 
 
-# ------------------------------------------------------------------------------------------ issue 9
+# ------------------------------------------------------------------------------------------ real boards
 @pytest.mark.parametrize("version", [0x91, 0x92, 0x88, 0xB2, 0x12])
 def test_clone_versionregs_are_alive_and_read_tags(backend, version):
     chip = backend.add_chip(0, 0, version=version)
@@ -553,7 +552,7 @@ def test_collision_error_irq_comes_mid_frame(chip, backend):
 
 
 def test_one_reader_at_a_time_fails_while_a_neighbour_is_still_in_reset(backend):
-    """The old order (issue 9 item 5): reader 0.0 configured while 0.1 still holds MISO low."""
+    """The old power-up order: reader 0.0 configured while 0.1 still holds MISO low."""
     backend.add_chip(0, 0)
     backend.add_chip(0, 1)
     backend.wire(0, 1, 24, backend.pins())                   # wired, its RST not raised yet

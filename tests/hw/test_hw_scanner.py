@@ -244,7 +244,7 @@ def test_run_does_not_spin_when_every_reader_is_out(table):
 
 
 def test_a_card_laid_on_an_occupied_reader_is_placed_and_both_leave(table):
-    """Issue 9 item 7: the fast path re-selects the known UID; the periodic full scan finds the second."""
+    """The fast path checks the known UID; the periodic full scan finds the second card."""
     backend, chips, scanner, _ = table
     clock = backend.clock
     first = chips[0].field.put(VirtualTag("04A2B11C6F5E80"))
@@ -259,7 +259,7 @@ def test_a_card_laid_on_an_occupied_reader_is_placed_and_both_leave(table):
 
 
 def test_a_card_laid_on_a_leftover_card_is_table_not_clear():
-    """Issue 9 item 7 end to end: a deal played on emulated readers; its last trick's cards stay;
+    """End to end: a deal played on emulated readers; its last trick's cards stay;
     the next card laid on top of seat1's is seen (full scan) and the tracker says *table not clear*."""
     from controller.app.sim import TableSimulator, make_deck
     from controller.core.config import GameConfig
