@@ -1,156 +1,206 @@
-"""Modelled time of one scan of 5 RC522 readers: preftable's reader vs the mfrc522 library's defaults.
+"""Modelled time of one scan of the table's readers: the Pi's 5 readers and the Pico hub's 6-reader round.
 
 Everything runs on the emulated chips of ``hw.rc522_chip``: the time is the
 emulation's clock (SPI bytes at the SPI clock, RF frames at 106 kbit/s, frame
-delay times, the chip timer, and a fixed cost per ``spidev`` transfer, by
-default the Pi's ``PI_XFER_OVERHEAD_S``), measured side by side in the same
-run.  No real time is measured.  Targets (issue 3): <= 10 ms empty, <= 15 ms
-with 5 tags.  The rows marked "wire only" leave the per-transfer cost out (the
-figures before issue 9).
+delay times, the chip timer) plus a fixed cost per SPI transfer -- the Python
+call, the ioctl, the chip-select -- at 60 us (``hw.rc522_chip.PI_XFER_OVERHEAD_S``,
+an assumption: see there) and at 100 us.  No real time is measured, so the
+figures are the same on every machine.
 
-- preftable: ``hw.scanner.Scanner`` over ``hw.rc522.Reader`` (1 ms timer, own
-  wait loop, whole cascade, known-UID fast path; includes the VersionReg check
-  the scanner makes on an empty reader).
-- library defaults: the unmodified ``mfrc522`` 0.0.7 ``MFRC522`` with its own
-  registers (15.5 ms timer), doing what ``SimpleMFRC522.read_id_no_block``
-  does: ``MFRC522_Request`` + ``MFRC522_Anticoll`` -- cascade level 1 only, so a
-  7-byte UID is not even read completely.  Its wait loop ignores TimerIRq and
-  runs its 2000 CommIrqReg reads on an empty reader.
+Side by side in one run: the reader code as it is now and as it was at
+``--before`` (a git revision; default: the one before the scan was cut), loaded
+from git into its own module, over the same emulated chips.
 
-Run: ``.venv/bin/python bench/bench_scan.py``
+- Pi: ``hw.scanner.Scanner`` over 5 ``hw.rc522.Reader`` at SPI 1 MHz (the
+  config's default ``spi.speed_hz``) -- "before" polls them in turn, "now"
+  side by side (one chip's air time filled with the others' SPI work); "known"
+  is the steady state (the same tags scan after scan, periodic full scans for
+  stacked cards included), "new" puts fresh tags on every reader before every
+  scan, as if none had been read (the scanner's test also swaps them).
+- Pico: the hub firmware's ``rc522.Rc522`` driving 6 chips through the
+  MicroPython fake ``machine.SPI`` at 4 MHz (``main.PINS``), one poll round.
+
+Targets at 60 us a transfer: Pi empty <= 8 ms, 5 known cards <= 12 ms, 5 new
+cards <= 18 ms; Pico round (6 known cards) <= 25 ms.
+
+Run: ``.venv/bin/python bench/bench_scan.py [--before REV] [--scans N]``
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import logging
 import os
 import statistics
+import subprocess
 import sys
+import types
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 
-from hw.rc522 import FakeBackend, load_driver, open_readers  # noqa: E402
-from hw.rc522_chip import PI_XFER_OVERHEAD_S, FakeSpidev, VirtualTag  # noqa: E402
+from firmware_bridge.mpfake.machine import Board  # noqa: E402
+from hw.rc522 import FakeBackend  # noqa: E402
+from hw.rc522_chip import PI_XFER_OVERHEAD_S, EmulatedMFRC522, FakeSpidev, VirtualClock, VirtualTag  # noqa: E402
 from hw.scanner import Scanner  # noqa: E402
 
+BEFORE = "2b7cc0b"
 WIRING = [(0, 0, 25), (0, 1, 24), (1, 0, 23), (1, 1, 22), (1, 2, 27)]
 ZONES = ["seat1", "seat2", "seat3", "seat4", "prikup"]
-UIDS7 = [f"04A2B11C6F5E8{i}" for i in range(5)]
-UIDS4 = [f"3A5F1C7{i}" for i in range(5)]
-SCANS = 20
+UIDS7 = [f"04A2B11C6F5E8{i}" for i in range(6)]
+UIDS4 = [f"3A5F1C7{i}" for i in range(6)]
+PICO_CS = (17, 20, 21, 22, 26, 27)
+TARGETS = {("pi", "empty"): 8, ("pi", "5 known 7-byte"): 12, ("pi", "5 new 7-byte"): 18,
+           ("pico", "6 known 7-byte"): 25}
 
 
-class Table:
-    """Five emulated readers; ``scan()`` runs one scan and returns (modelled seconds, SPI transfers)."""
+def load_before(rev: str, path: str, name: str) -> types.ModuleType | None:
+    """``path`` as it was at ``rev``, as module ``name`` (its package's relative imports work)."""
+    try:
+        source = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:{path}"], check=True,
+                                capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    package = name.rpartition(".")[0]
+    spec = importlib.util.spec_from_loader(name, loader=None)
+    module = importlib.util.module_from_spec(spec)
+    module.__package__ = package
+    sys.modules[name] = module
+    exec(compile(source, f"{rev}:{path}", "exec"), module.__dict__)
+    return module
 
-    def __init__(self, kind: str, spd: int, timeout_s: float = 0.001, overhead_s: float = PI_XFER_OVERHEAD_S):
-        self.backend = FakeBackend(FakeSpidev(xfer_overhead_s=overhead_s))
-        self.chips = [self.backend.add_chip(bus, dev) for bus, dev, _ in WIRING]
-        self.clock = self.backend.clock
-        self.kind = kind
-        if kind == "preftable":
-            readers = open_readers(WIRING, spd=spd, backend=self.backend, timeout_s=timeout_s)
-            self.scanner = Scanner(list(zip(ZONES, readers)), clock=self.clock)
-        else:
-            pins = self.backend.pins()
-            self.drivers = []
-            for bus, dev, pin in WIRING:
-                module = load_driver(pins.scoped_gpio(f"driver {bus}.{dev}"), self.backend.spidev(), "bench")
-                self.drivers.append(module.MFRC522(bus=bus, device=dev, spd=spd, pin_rst=pin))
-            logger = logging.getLogger("mfrc522Logger")
-            for handler in logger.handlers[:]:
-                logger.removeHandler(handler)
 
-    def put(self, uids: list[str]) -> None:
-        for chip in self.chips:
+# ------------------------------------------------------------------------------------------ the Pi
+def pi_scan(reader_module, overhead_s: float, uids: list[str], new: bool, scans: int):
+    """(mean ms, max ms, transfers per scan) of ``scans`` scans of 5 readers."""
+    backend = FakeBackend(FakeSpidev(xfer_overhead_s=overhead_s))
+    chips = [backend.add_chip(bus, dev) for bus, dev, _ in WIRING]
+    readers = reader_module.open_readers(WIRING, spd=1_000_000, backend=backend)
+    scanner = Scanner(list(zip(ZONES, readers)), clock=backend.clock)
+
+    def lay():
+        for chip, uid in zip(chips, uids):
             chip.field.clear()
-        for chip, uid in zip(self.chips, uids):
             chip.field.put(VirtualTag(uid))
 
-    def scan(self) -> tuple[float, int, int]:
-        start, transfers = self.clock(), self.backend.spi.transfers
-        if self.kind == "preftable":
-            self.scanner.scan_once()
-            seen = sum(1 for r in (r for _, r in self.scanner.readers) if r._last is not None)
-        else:
-            seen = 0
-            for drv in self.drivers:                    # SimpleMFRC522.read_id_no_block
-                status, _ = drv.MFRC522_Request(drv.PICC_REQIDL)
-                if status == drv.MI_OK:
-                    status, _ = drv.MFRC522_Anticoll()
-                    seen += status == drv.MI_OK
-        return self.clock() - start, self.backend.spi.transfers - transfers, seen
+    try:
+        scanner.scan_once()
+        lay()
+        for _ in range(3):
+            scanner.scan_once()                       # steady state: the tags are known
+        times, transfers = [], []
+        for _ in range(scans):
+            if new:
+                lay()
+                for reader in readers:
+                    reader._last = None               # (as if each tag had never been read)
+            start, count = backend.clock(), backend.spi.transfers
+            scanner.scan_once()
+            times.append((backend.clock() - start) * 1e3)
+            transfers.append(backend.spi.transfers - count)
+        return statistics.mean(times), max(times), round(statistics.mean(transfers))
+    finally:
+        for reader in readers:
+            reader.close()
 
 
-def measure(kind: str, spd: int, uids: list[str], first_sight: bool = False,
-            timeout_s: float = 0.001, overhead_s: float = PI_XFER_OVERHEAD_S) -> tuple[float, float, int, float]:
-    """(mean ms, max ms, transfers per scan, tags read per scan) over SCANS scans."""
-    table = Table(kind, spd, timeout_s, overhead_s)
-    table.scan()                                       # settle the chips after init
-    table.put(uids)
-    if not first_sight:
-        table.scan()                                   # steady state: the tags are known
-        table.scan()
-    results = []
-    for _ in range(SCANS):
-        if first_sight:
-            table.put(uids)                            # new tags every scan
-            if kind == "preftable":
-                for _, reader in table.scanner.readers:
-                    reader._last = None
-        results.append(table.scan())
-    times = [r[0] * 1e3 for r in results]
-    return (statistics.mean(times), max(times), round(statistics.mean(r[1] for r in results)),
-            statistics.mean(r[2] for r in results))
+# ------------------------------------------------------------------------------------------ the Pico
+class CostlyChip:
+    """An emulated chip behind the Pico's SPI whose every transfer also costs ``overhead_s``
+    (the MicroPython calls around ``write_readinto`` and the chip-select)."""
+
+    def __init__(self, chip: EmulatedMFRC522, overhead_s: float):
+        self.chip, self.clock, self.overhead_s = chip, chip.clock, overhead_s
+        self.transfers = 0
+
+    def transfer(self, data: bytes, hz: float | None = None) -> bytes:
+        self.transfers += 1
+        self.clock.advance(self.overhead_s)
+        return self.chip.transfer(data, hz=hz)
 
 
-def main() -> None:
-    pi = PI_XFER_OVERHEAD_S
-    rows = [("preftable, SPI 1 MHz", "preftable", 1_000_000, 0.001, pi),
-            ("library defaults, SPI 1 MHz", "library", 1_000_000, 0, pi),
-            ("preftable w/ 15.5 ms timer", "preftable", 1_000_000, 0.0155, pi),
-            ("preftable, SPI 4 MHz", "preftable", 4_000_000, 0.001, pi),
-            ("library defaults, SPI 4 MHz", "library", 4_000_000, 0, pi),
-            ("preftable, 1 MHz, wire only", "preftable", 1_000_000, 0.001, 0.0)]
-    scenarios = [("empty", [], False),
-                 ("5 tags 7-byte", UIDS7, False),
-                 ("5 tags 4-byte", UIDS4, False),
-                 ("5 new 7-byte", UIDS7, True)]
-    print(f"Modelled time of one scan of 5 RC522 readers, mean (max) over {SCANS} scans, "
-          "RF at 106 kbit/s; targets: empty <= 10 ms, 5 tags <= 15 ms")
-    print(f"SPI per-transfer overhead: {PI_XFER_OVERHEAD_S * 1e6:.0f} us (hw.rc522_chip.PI_XFER_OVERHEAD_S, "
-          "an estimate of a Pi's; `preftable doctor --live` measures the real one), 0 in 'wire only'")
-    head = f"{'setting':30}" + "".join(f"{name:>24}" for name, _, _ in scenarios)
-    print(head)
-    print("-" * len(head))
-    table: dict[tuple[str, str], tuple[float, float, int, float]] = {}
-    for label, kind, spd, timeout_s, overhead_s in rows:
-        cells = []
-        for name, uids, first in scenarios:
-            mean, worst, xfers, seen = measure(kind, spd, uids, first, timeout_s, overhead_s)
-            table[(label, name)] = (mean, worst, xfers, seen)
-            cells.append(f"{mean:7.2f} ({worst:6.2f}) ms r{seen:3.1f}")
-        print(f"{label:30}" + "".join(f"{c:>24}" for c in cells))
-    print("(rN: tags read per scan, mean.  The library reads 7-byte UIDs as 0x88 + 3 bytes -- hence its\n"
-          " cheap '5 new' column -- and its REQA misses every other poll of a tag it left un-halted.\n"
-          " 'preftable w/ 15.5 ms timer': our wait loop with the library's timer value, i.e. what an\n"
-          " empty poll would cost if the library's loop ended on TimerIRq: the ~75 ms of the issue.)")
-    print()
-    print("SPI transfers per scan:")
-    for label, *_ in rows:
-        print(f"  {label:30}" + "".join(f"{table[(label, name)][2]:>10}" for name, _, _ in scenarios))
-    print()
-    print("Side by side, library defaults / preftable (mean time ratio):")
-    for spd_label in ("SPI 1 MHz", "SPI 4 MHz"):
-        ratios = [table[(f"library defaults, {spd_label}", name)][0] / table[(f"preftable, {spd_label}", name)][0]
-                  for name, _, _ in scenarios]
-        print(f"  {spd_label:10}" + "".join(f"  {name}: x{r:.1f}" for (name, _, _), r in zip(scenarios, ratios)))
-    print()
-    for label in ("preftable, SPI 1 MHz", "preftable, 1 MHz, wire only"):
-        ours_empty = table[(label, "empty")][1]
-        ours_tags = table[(label, "5 tags 7-byte")][1]
-        print(f"{label}: empty {ours_empty:.2f} ms (target 10: {'met' if ours_empty <= 10 else 'MISSED'}), "
-              f"5 tags {ours_tags:.2f} ms (target 15: {'met' if ours_tags <= 15 else 'MISSED'}) (max over scans)")
+def pico_round(rc522_module, overhead_s: float, uids: list[str], scans: int):
+    """(mean ms, max ms, transfers per round) of the hub firmware's poll over 6 readers."""
+    board = Board(realtime=False)
+    clock = VirtualClock()
+    machine = board.modules()["machine"]
+    spi = machine.SPI(0, baudrate=4_000_000)
+    devices, readers = [], []
+    for i, cs in enumerate(PICO_CS):
+        device = CostlyChip(EmulatedMFRC522(clock, name=f"reader{i}"), overhead_s)
+        board.attach_spi(cs, device)
+        devices.append(device)
+        readers.append(rc522_module.Rc522(spi, machine.Pin(cs, machine.Pin.OUT, value=1)))
+    for reader in readers:
+        reader.init()
+    for device, uid in zip(devices, uids):
+        device.chip.field.put(VirtualTag(uid))
+
+    def one_round():
+        for reader in readers:                       # as Hub._scan: alive(), then read_uid()
+            if reader.alive():
+                reader.read_uid()
+
+    for _ in range(3):
+        one_round()
+    times, transfers = [], []
+    for _ in range(scans):
+        start, count = clock(), sum(d.transfers for d in devices)
+        one_round()
+        times.append((clock() - start) * 1e3)
+        transfers.append(sum(d.transfers for d in devices) - count)
+    return statistics.mean(times), max(times), round(statistics.mean(transfers))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", default=BEFORE, help=f"git revision to compare with (default {BEFORE})")
+    parser.add_argument("--scans", type=int, default=24, help="scans measured per cell (default 24)")
+    args = parser.parse_args(argv)
+    logging.disable(logging.WARNING)
+
+    import firmware_bridge.firmware.rc522 as fw_now
+    import hw.rc522 as pi_now
+    pi_before = load_before(args.before, "hw/rc522.py", "hw._rc522_before")
+    fw_before = load_before(args.before, "firmware_bridge/firmware/rc522.py", "firmware_bridge.firmware._rc522_before")
+    impls = [("now", pi_now, fw_now)]
+    if pi_before is not None and fw_before is not None:
+        impls.insert(0, (f"before ({args.before})", pi_before, fw_before))
+    else:
+        print(f"(no git revision {args.before}: the reader code as it is now only)")
+
+    pi_cases = [("empty", [], False), ("5 known 7-byte", UIDS7[:5], False),
+                ("5 known 4-byte", UIDS4[:5], False), ("5 new 7-byte", UIDS7[:5], True)]
+    pico_cases = [("6 empty", []), ("6 known 7-byte", UIDS7), ("6 known 4-byte", UIDS4)]
+    print("Modelled time of one scan, mean (max) over %d scans, and SPI transfers per scan; "
+          "RF at 106 kbit/s, 1 ms chip timer" % args.scans)
+    for overhead_s in (PI_XFER_OVERHEAD_S, 100e-6):
+        us = overhead_s * 1e6
+        print()
+        print(f"--- {us:.0f} us per SPI transfer ---")
+        head = f"{'Pi, 5 readers, SPI 1 MHz':28}" + "".join(f"{name:>26}" for name, _, _ in pi_cases)
+        print(head)
+        for label, pi_module, _ in impls:
+            cells = [pi_scan(pi_module, overhead_s, uids, new, args.scans) for _, uids, new in pi_cases]
+            print(f"{label:28}" + "".join(f"{m:7.2f} ({w:6.2f}) ms {x:4d} x" for m, w, x in cells))
+            if label == "now":
+                for (name, _, _), (mean, worst, _) in zip(pi_cases, cells):
+                    target = TARGETS.get(("pi", name))
+                    if target is not None and overhead_s == PI_XFER_OVERHEAD_S:
+                        print(f"    target {name} <= {target} ms: {'met' if worst <= target else 'MISSED'} "
+                              f"(max {worst:.2f} ms)")
+        head = f"{'Pico, 6 readers, SPI 4 MHz':28}" + "".join(f"{name:>26}" for name, _ in pico_cases)
+        print(head)
+        for label, _, fw_module in impls:
+            cells = [pico_round(fw_module, overhead_s, uids, args.scans) for _, uids in pico_cases]
+            print(f"{label:28}" + "".join(f"{m:7.2f} ({w:6.2f}) ms {x:4d} x" for m, w, x in cells))
+            if label == "now" and overhead_s == PI_XFER_OVERHEAD_S:
+                for (name, _), (mean, worst, _) in zip(pico_cases, cells):
+                    target = TARGETS.get(("pico", name))
+                    if target is not None:
+                        print(f"    target {name} round <= {target} ms: {'met' if worst <= target else 'MISSED'} "
+                              f"(max {worst:.2f} ms)")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
-"""RC522 readers on the Pi's SPI buses, wrapping the ``mfrc522`` package's ``MFRC522`` class.
+"""RC522 readers on the Pi's SPI buses, opened through the ``mfrc522`` package's ``MFRC522`` class.
 
 A :class:`Reader` is one chip (``/dev/spidev<bus>.<device>``, its own reset
 pin).  Where the chip comes from is a backend chosen at run time, as gpiozero
-picks a pin factory: :class:`RealBackend` imports ``spidev`` and ``RPi.GPIO``
-only when a reader is opened; :class:`FakeBackend` gives the emulated chips of
-:mod:`hw.rc522_chip` and a :class:`hw.pins.MockFactory`.  Each reader loads a
+picks a pin factory (:mod:`hw.rc522_backend`, whose names are re-exported here):
+:class:`RealBackend` imports ``spidev`` and ``RPi.GPIO`` only when a reader is
+opened; :class:`FakeBackend` gives the emulated chips of :mod:`hw.rc522_chip` and a
+:class:`hw.pins.MockFactory`.  Each reader loads a
 private copy of the driver module whose ``GPIO`` and ``spidev`` globals are the
 backend's (a pin-factory :class:`~hw.pins.ScopedGPIO` naming the reader), so
 nothing is patched and ``sys.modules`` is never touched.
@@ -28,38 +29,56 @@ until PowerDown reads 0, the configuration written and read back; a reader
 whose registers do not stick is logged and is not :meth:`Reader.alive`.  Any
 VersionReg but 0x00/0xFF is a working chip (clones read 0x88, 0xB2, 0x12).
 
-The driver opens the SPI device; polling is the reader's own code on it: WUPA, then per
-cascade level ANTICOLL (or, for a UID read last time, SELECT straight away),
-SELECT while the UID is incomplete, and a closing one-byte frame that sends
-the tag back to IDLE so the next WUPA -- ours or a cross-talking neighbour's --
-finds it.  FIFO bursts and multi-register reads keep the SPI traffic small.
-On ErrIRq (a collision is heard mid-frame) it waits for the receive to end and
-flushes the FIFO.  Whether a level's 4 bytes end the UID is decided by the SAK
-when they start with 0x88.  :meth:`Reader.read_uids` adds, every few polls, a
-full scan that walks both sides of every collision, so a card laid on an
-occupied reader is seen (stacked cards).  The SPI backend (``$PREFTABLE_SPI_BACKEND``)
-is chosen on its own, never from the pin factory.
+Why the polling is ours and not ``mfrc522``'s: the package's ``MFRC522_ToCard``
+(its transceive) busy-waits 2000 CommIrqReg reads whatever its timer says,
+reads ErrorReg, the FIFO level and the FIFO in separate transfers, runs
+cascade level 1 only and has no way to leave a tag READY -- a poll built on it
+costs tens of milliseconds.  So the driver is used for what it does right
+(opening ``/dev/spidev``, the speed, the reset pin) and the frames are sent by
+:meth:`Reader._transceive` on its ``spi``.  The package's code is loaded, unmodified,
+into a private module per reader (:func:`load_driver`: its ``RPi.GPIO`` and
+``spidev`` imports resolved to the backend's, ``sys.modules`` untouched).  That
+loader stays because the package imports ``RPi.GPIO`` and ``spidev`` at module
+level: it is the one way to hand each reader its own scoped pins and its own
+(real or emulated) bus without patching ``sys.modules`` or forking the package.
+The tests also run the package's own ``MFRC522_Request``/``MFRC522_Anticoll``
+against the emulated chip.
+
+A poll: WUPA, then per cascade level ANTICOLL (or, for a UID read last time,
+SELECT straight away), SELECT while the UID is incomplete; the last level is
+an ANTICOLL, so the tag stays READY there.  A tag read in two polls in a row is
+left READY, and the next poll is one ANTICOLL frame at that level (its
+presence check: only a tag that stayed powered in the field since it was read
+answers it); a tag read for the first time, or one whose presence check failed
+although it is there (a neighbour's WUPA sent it to IDLE), goes back to IDLE
+with a one-byte frame, so a cross-talking neighbour's WUPA finds it.  Transfers
+are kept few: multi-register reads in one ``xfer2`` (read addresses back to
+back), the FIFO read with its level in one transfer, the FIFO flushed only when
+something was left in it, the chip left in Transceive after an answer (the next
+frame needs the FIFO and StartSend only), and an empty poll's own timer
+interrupt standing for the VersionReg check.  A collision wins over the parity
+error it brings (as in NXP's RC52x driver), with ValuesAfterColl cleared as the
+datasheet asks; on ErrIRq (a collision is heard mid-frame) the reader waits for
+the receive to end.  Whether a level's 4 bytes end the UID is decided by the
+SAK when they start with 0x88.  :meth:`Reader.read_uids` adds, every few polls,
+a full scan that walks both sides of every collision, so a card laid on an
+occupied reader is seen (stacked cards).  The SPI backend
+(``$PREFTABLE_SPI_BACKEND``) is chosen on its own, never from the pin factory.
 """
 
 from __future__ import annotations
 
-import builtins
-import functools
-import importlib
-import importlib.util
 import logging
-import math
-import os
-import threading
-import time
 import types
-from typing import Any, Protocol
+from typing import Any, Generator
 
 from controller.core.errors import ConfigError, HardwareError
 
 from . import rc522_regs as chip_regs
 from .header import SPI_BUS_PINS
 from .pins import PinFactory
+from .rc522_backend import (SPI_BACKEND_VAR, SPI_BACKENDS, FakeBackend, RealBackend, SpiBackend,  # noqa: F401
+                            default_backend, load_driver)
 
 log = logging.getLogger(__name__)
 
@@ -84,150 +103,21 @@ class ReaderFault(HardwareError):
     """A reader stopped answering (VersionReg 0x00/0xFF, registers that do not stick, no IRQ)."""
 
 
-# ------------------------------------------------------------------------------------------ driver
-@functools.lru_cache(maxsize=1)
-def _driver_code() -> tuple[types.CodeType, str]:
-    spec = importlib.util.find_spec("mfrc522")                 # finds, does not import, the package
-    if spec is None or not spec.submodule_search_locations:
-        raise HardwareError("the mfrc522 package is not installed: pip install 'preftable[pi]' "
-                            "(or pip install --no-deps mfrc522==0.0.7 to use the emulated readers)")
-    path = os.path.join(list(spec.submodule_search_locations)[0], "MFRC522.py")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            source = fh.read()
-    except OSError as exc:
-        raise HardwareError(f"cannot read the mfrc522 driver {path}: {exc.strerror}") from exc
-    return compile(source, path, "exec"), path
-
-
-def load_driver(gpio: Any, spidev: Any, name: str = "reader") -> types.ModuleType:
-    """A private copy of ``mfrc522.MFRC522`` whose ``GPIO`` and ``spidev`` are the ones given."""
-    code, path = _driver_code()
-    real_import = builtins.__import__
-
-    def _import(mod_name: str, globals_: Any = None, locals_: Any = None, fromlist: Any = (), level: int = 0):
-        if level == 0 and mod_name in ("RPi", "RPi.GPIO"):
-            return types.SimpleNamespace(GPIO=gpio)
-        if level == 0 and mod_name == "spidev":
-            return spidev
-        return real_import(mod_name, globals_, locals_, fromlist, level)
-
-    module = types.ModuleType(f"hw._mfrc522_{name}")
-    module.__file__ = path
-    module.__dict__["__builtins__"] = dict(vars(builtins), __import__=_import)
-    exec(code, module.__dict__)
-    return module
-
-
-# ------------------------------------------------------------------------------------------ backends
-class SpiBackend(Protocol):
-    """Where readers come from: a ``spidev``-like module, a pin factory and a way to wait."""
-
-    name: str
-
-    def spidev(self) -> Any: ...
-    def pins(self) -> PinFactory: ...
-    def now(self) -> float: ...
-    def sleep(self, seconds: float) -> None: ...
-    def wire(self, bus: int, device: int, pin_rst: int, pins: PinFactory) -> None: ...
-
-
-class RealBackend:
-    """The Pi's ``/dev/spidev*`` and pins; ``spidev`` and ``RPi.GPIO`` imported on first use."""
-
-    name = "spidev"
-
-    def __init__(self, pins: PinFactory | None = None):
-        self._pins = pins
-        self._spidev: Any = None
-        self._lock = threading.Lock()
-
-    def spidev(self) -> Any:
-        with self._lock:
-            if self._spidev is None:
-                try:
-                    self._spidev = importlib.import_module("spidev")
-                except ImportError as exc:
-                    raise HardwareError(f"the spidev module cannot be imported ({exc}): install it on the "
-                                        "Pi with pip install 'preftable[pi]'") from exc
-            return self._spidev
-
-    def pins(self) -> PinFactory:
-        with self._lock:
-            if self._pins is None:
-                from .pins import RPiGPIOFactory
-                self._pins = RPiGPIOFactory()
-            return self._pins
-
-    def now(self) -> float:
-        return time.monotonic()
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds)
-
-    def wire(self, bus: int, device: int, pin_rst: int, pins: PinFactory) -> None:
-        """Nothing to do: the reset pin is a real wire."""
-
-
-class FakeBackend:
-    """Emulated chips (:class:`hw.rc522_chip.FakeSpidev`) and mock pins sharing its virtual clock."""
-
-    name = "fake"
-
-    def __init__(self, spi: Any = None, pins: Any = None):
-        from . import rc522_chip
-        from .pins import MockFactory
-
-        self.spi = spi if spi is not None else rc522_chip.FakeSpidev()
-        self.clock = self.spi.clock
-        self._pins = pins if pins is not None else MockFactory(clock=self.clock, spi_buses=(0, 1))
-
-    def add_chip(self, bus: int, device: int, **kwargs: Any) -> Any:
-        """An emulated chip (:class:`hw.rc522_chip.EmulatedMFRC522`) behind ``/dev/spidev<bus>.<device>``."""
-        return self.spi.add_chip(bus, device, **kwargs)
-
-    def spidev(self) -> Any:
-        return self.spi
-
-    def pins(self) -> PinFactory:
-        return self._pins
-
-    def now(self) -> float:
-        return self.clock()
-
-    def sleep(self, seconds: float) -> None:
-        self.clock.advance(seconds)
-
-    def wire(self, bus: int, device: int, pin_rst: int, pins: PinFactory) -> None:
-        """Connect the emulated chip's NRSTPD to the mock reset pin."""
-        chip = self.spi.chips.get((bus, device))
-        fake = getattr(pins, "fake", None)
-        if chip is not None and fake is not None:
-            chip.watch_reset_pin(fake, pin_rst)
-
-
-SPI_BACKEND_VAR = "PREFTABLE_SPI_BACKEND"
-SPI_BACKENDS = ("spidev", "fake")
-
-
-def default_backend(pins: PinFactory | None = None, spi: Any = None, *, name: str | None = None,
-                    environ: "os._Environ[str] | dict[str, str] | None" = None) -> SpiBackend:
-    """Where the readers are, chosen on its own -- never from the pin factory (mock pins on a Pi
-    still drive real readers): emulated chips when ``spi`` (a fake spidev) is given or ``name``
-    / ``$PREFTABLE_SPI_BACKEND`` says "fake", else the Pi's ``/dev/spidev*``."""
-    env = os.environ if environ is None else environ
-    chosen = (name or env.get(SPI_BACKEND_VAR) or ("fake" if spi is not None else "spidev")).strip().lower()
-    if chosen not in SPI_BACKENDS:
-        raise ConfigError(f"unknown SPI backend {chosen!r} (asked for {'by name' if name else 'in $' + SPI_BACKEND_VAR}); "
-                          f"expected one of {', '.join(SPI_BACKENDS)}",
-                          key=SPI_BACKEND_VAR if name is None else "spi_backend")
-    if chosen == "fake":
-        from .pins import MockFactory
-        return FakeBackend(spi, pins if isinstance(pins, MockFactory) else None)
-    return RealBackend(pins)
-
-
 # ------------------------------------------------------------------------------------------ reader
+Steps = Generator[float, None, Any]      # a reader's poll as steps: yields "wait until", returns the result
+POLL_STEP_S = 40e-6                      # between polls of a chip once its answer is due
+
+
+def _run(steps: Steps) -> Any:
+    """Run one reader's steps on their own: each wait is spent polling the chip (a resumed
+    step reads CommIrqReg), as a driver without anything else to do would."""
+    try:
+        while True:
+            next(steps)
+    except StopIteration as done:
+        return done.value
+
+
 def open_readers(wiring, spd: int = 1_000_000, backend: SpiBackend | None = None, *,
                  factory: PinFactory | None = None, timeout_s: float = DEFAULT_TIMEOUT_S) -> list["Reader"]:
     """Readers for ``wiring`` (``(bus, device, reset_pin)`` each), powered up in the datasheet's
@@ -275,6 +165,10 @@ class Reader:
         self.backend: SpiBackend = backend if backend is not None else default_backend(factory)
         pins = factory if factory is not None else self.backend.pins()
         self._last: bytes | None = None            # UID of the last read, for the fast path
+        self._ready = False                        # that tag was left READY at its last cascade level
+        self._collided = False                     # this read walked a collision (several tags READY)
+        self.interfered = False                    # the last poll was disturbed (see read_steps)
+        self._heard = False                        # this poll's chip timer fired: the chip answers
         self._armed = self._answered = False
         self._fifo_dirty = True
         self._closed = False
@@ -283,6 +177,7 @@ class Reader:
         self.configured = False                    # the configuration read back as written
         self.stack: tuple[str, ...] = ()           # the UIDs of the last full scan, when several
         self._polls = 0
+        self._stack_hold = 0                       # full scans still due after a stack was seen
         self._choices: list[int] | None = None     # a full scan's way through the collisions
         self._taken: list[int] | None = None
         self._gpio = pins.scoped_gpio(f"RC522 reader {self.name} (reset)")
@@ -379,6 +274,9 @@ class Reader:
         config = self._config()
         for reg, value in config:
             x([_W(reg), value])
+        # ValuesAfterColl = 0: the bits received after a collision read 0, as the datasheet asks for
+        # the bit-wise anticollision (CollReg's other bits are read-only, so it is not read back).
+        x([_W(chip_regs.COLL), 0x00])
         back = x([_R(reg) for reg, _ in config] + [0])[1:]
         self._stuck = [(reg, value, got) for (reg, value), got in zip(config, back) if got != value]
         self.configured = not self._stuck
@@ -386,6 +284,7 @@ class Reader:
         self._fifo_dirty = True
         self._tx_last_bits = 0x07
         self._last = None
+        self._ready = self._heard = False
 
     def close(self) -> None:
         """Close SPI and free the reset pin -- never the global ``GPIO.cleanup()``."""
@@ -411,6 +310,9 @@ class Reader:
     def alive(self) -> bool:
         """True when VersionReg answers (anything but 0x00/0xFF: clones read 0x88, 0xB2, 0x12)
         and the configuration written at the last init read back unchanged."""
+        if self._heard:                            # the timer just fired as programmed: no need to ask
+            self._heard = False
+            return self.configured
         try:
             return self.configured and chip_regs.chip_answers(self.version())
         except OSError as exc:
@@ -443,69 +345,137 @@ class Reader:
 
         Raises :class:`ReaderFault` if the chip stopped answering.
         """
-        uid = self._read_released()
+        return _run(self._read_uid_steps())
+
+    def _read_uid_steps(self) -> Steps:
+        uid = yield from self._read_released()
         self._last = uid
         return None if uid is None else uid.hex().upper()
 
     def _read_released(self) -> bytes | None:
-        """One read, and the tag that answered put back to sleep (HALT) whatever happened."""
-        self._answered = False
+        """One read; the tag that answered is put back to IDLE (HALT if WUPA woke it from there)
+        unless it was left READY at its last cascade level for the next poll's presence check
+        (a read that walked a collision always puts them back: several tags are READY)."""
+        self._answered = self._collided = False
+        self._heard = False
         try:
-            return self._read()
+            uid = yield from self._read()
+        except BaseException:
+            self._ready = False
+            raise
         finally:
-            if self._answered:
-                self._release()
+            if self._answered and not self._ready:
+                self._ready = False
+                yield from self._release()
+        return uid
 
     def _read(self) -> bytes | None:
-        atqa = self._transceive(b"\x52", last_bits=7, expect=2, collisions=True)   # WUPA: wakes halted tags
+        if self._ready and self._last is not None:
+            present = yield from self._still_there()
+            if present:
+                return self._last
+            self._ready = False
+            if present is None:                              # an answer, but not ours: put it back first
+                yield from self._release()
+            self._fifo_dirty = True
+            disturbed = True                                 # our READY tag was disturbed (a neighbour's WUPA,
+        else:                                                # or it left): released after this read
+            disturbed = False
+        self._ready = False
+        atqa = yield from self._transceive(b"\x52", last_bits=7, expect=2, collisions=True)   # WUPA: wakes halted tags
         if atqa is None:
             return None                                      # (ATQAs of different tags may collide: fine)
         self._answered = True
-        return self._read_levels()
+        uid = yield from self._read_levels()
+        if uid is None or (disturbed and uid == self._last):
+            # a tag answered and was lost again, or the one left READY had been sent to IDLE by
+            # someone else: a neighbour sharing the tag polls at the same time (see read_steps)
+            self.interfered = True
+        if disturbed or (uid != self._last and self._taken is None):   # (a full scan knows the tag)
+            # A tag read for the first time goes back to IDLE, so that a neighbour whose antenna
+            # sees it too finds it with its next WUPA (a READY tag ignores WUPA and drops to IDLE
+            # unheard) and the cross-talk shows; only a tag read twice in a row stays READY.
+            self._ready = False
+        return uid
+
+    def _still_there(self) -> bool | None:
+        """The presence check of the tag left READY at its last cascade level by the last poll:
+        one ANTICOLLISION frame (NVB 0x20) at that level, answered only by a tag still READY there
+        -- one that stayed powered in the field since it was read, the earlier levels already
+        selected -- with the UID part we expect.  True: it is; False: no answer; None: another
+        answer (several tags, or not ours)."""
+        parts = self._known_parts()
+        sel, part = chip_regs.SEL_CODES[len(parts) - 1], parts[-1]
+        answer = yield from self._transceive(bytes((sel, 0x20)), expect=5, collisions=True)
+        if answer is None:
+            return False
+        data, coll = answer
+        return True if coll is None and data == part + bytes((part[0] ^ part[1] ^ part[2] ^ part[3],)) else None
 
     def _read_levels(self) -> bytes | None:
+        """The cascade after WUPA.  The tag read last time is SELECTed at once on every level but
+        its last; every last level is an ANTICOLLISION, so the tag is left READY there (a cascade
+        tag, or a 4-byte UID starting 0x88, still needs the SELECT whose SAK decides)."""
         known = self._known_parts()
         uid = b""
         for sel in chip_regs.SEL_CODES:
             part = None
             if known is not None and len(known) > 1:
-                sak = self._select(sel, known[0])            # the tag read last time: SELECT at once
+                sak = yield from self._select(sel, known[0])            # the tag read last time: SELECT at once
                 if sak is not None and sak & 0x04:
                     part = known.pop(0)
                 else:
                     known = None
             if part is None:
-                part = self._anticoll(sel)
+                part = yield from self._anticoll(sel)
                 if part is None:
                     return None
                 if part[0] == chip_regs.CASCADE_TAG:         # a cascade tag, or a 4-byte UID that starts 0x88:
-                    sak = self._select(sel, part)            # the SAK decides
+                    sak = yield from self._select(sel, part)            # the SAK decides
                     if sak is None:
                         return None
                     if not sak & chip_regs.SAK_UID_INCOMPLETE:
-                        return uid + part
-            if part[0] != chip_regs.CASCADE_TAG:            # no cascade tag: the UID is complete
+                        return uid + part                    # (ACTIVE now: released after the read)
+            if part[0] != chip_regs.CASCADE_TAG:            # no cascade tag: the UID is complete; the tag is
+                self._ready = not self._collided             # READY there (released if another one is too)
                 return uid + part
             uid += part[1:]
         return None
 
     def read_uids(self) -> list[str]:
-        """Poll once for every tag on the reader: usually the one read last time (its fast path);
+        """:meth:`read_steps` on its own: the reader waits for its chip by polling it."""
+        return _run(self.read_steps())
+
+    def read_steps(self) -> Steps:
+        """Poll once for every tag on the reader, as steps: a generator that yields, whenever it
+        waits for its chip, the time (``backend.now()``) before which asking again is pointless,
+        and returns the UIDs -- so :class:`hw.scanner.Scanner` runs the readers' polls side by
+        side, one reader's SPI work filling another's air time.  Side by side, two readers whose
+        antennas share a tag (cross-talk) disturb each other's frames; a poll that saw it happen
+        -- a tag answered and was lost, or the tag left READY had gone to IDLE and was there
+        after WUPA -- sets ``interfered``, and the scanner polls again, alone.  The poll: usually the one read last time (its fast path);
         every :data:`FULL_SCAN_EVERY`-th poll of a reader holding a tag, and every poll while it
         holds several, a full scan: WUPA and anticollision from the start and, where tags collided,
         again down the other branch of each collision (ISO 14443-3's bit tree), up to
         :data:`MAX_STACK` tags.  So a card laid on an occupied reader is seen; ``stack`` holds the
         UIDs while there are several."""
         self._polls += 1
-        if not self.stack and (self._last is None or (self._polls + 3 * self.bus + self.device) % FULL_SCAN_EVERY):
-            uid = self.read_uid()
+        self.interfered = False
+        if self._stack_hold > 0:
+            self._stack_hold -= 1
+        if not self.stack and not self._stack_hold and (
+                self._last is None or (self._polls + 3 * self.bus + self.device) % FULL_SCAN_EVERY):
+            uid = yield from self._read_uid_steps()
             return [] if uid is None else [uid]
         found: list[bytes] = []
         todo: list[list[int]] = [[]]                  # collision choices to follow (default: 1)
+        if self._ready:                               # the WUPA would send a READY tag to IDLE unheard
+            yield from self._release()
+            self._ready = False
         self._last = None                             # no fast path: anticollision from the start
         while todo and len(found) < MAX_STACK:
             self._choices, self._taken = todo.pop(0), []
-            uid = self._read_released()
+            uid = yield from self._read_released()
             taken = self._taken
             self._choices = self._taken = None
             if uid is None:
@@ -517,7 +487,9 @@ class Reader:
                     todo.append(taken[:i] + [0])
         self._last = found[0] if len(found) == 1 else None
         uids = [u.hex().upper() for u in found]
-        self.stack = tuple(uids) if len(uids) > 1 else ()
+        if len(uids) > 1:
+            self._stack_hold = FULL_SCAN_EVERY         # a damaged frame may hide one of them next time:
+        self.stack = tuple(uids) if len(uids) > 1 else ()   # keep walking the tree for a while
         return uids
 
     def _known_parts(self) -> list[bytes] | None:
@@ -540,7 +512,7 @@ class Reader:
         for _ in range(33):
             whole, bits = divmod(known, 8)
             frame = bytes((sel, ((2 + whole) << 4) | bits)) + bytes(buf[:whole + (1 if bits else 0)])
-            answer = self._transceive(frame, last_bits=bits, expect=5 - whole, rx_align=bits,
+            answer = yield from self._transceive(frame, last_bits=bits, expect=5 - whole, rx_align=bits,
                                       collisions=True)
             if answer is None:
                 return None
@@ -558,6 +530,7 @@ class Reader:
                 log.debug("reader %s: unusable collision position %d", self.name, coll)
                 return None
             index, bit = divmod(new_known - 1, 8)
+            self._collided = True
             choice = 1                                       # take the tags with a 1 there ...
             if self._taken is not None:                      # ... unless a full scan walks the other way
                 i = len(self._taken)
@@ -576,7 +549,7 @@ class Reader:
 
     def _select(self, sel: int, part: bytes) -> int | None:
         bcc = part[0] ^ part[1] ^ part[2] ^ part[3]
-        sak = self._transceive(chip_regs.with_crc(bytes((sel, 0x70)) + part + bytes((bcc,))), expect=3)
+        sak = yield from self._transceive(chip_regs.with_crc(bytes((sel, 0x70)) + part + bytes((bcc,))), expect=3)
         if sak is None or chip_regs.with_crc(sak[:1]) != sak:
             return None
         return sak[0]
@@ -589,7 +562,7 @@ class Reader:
         if self._closed:
             return
         try:
-            self._transmit(b"\x00")
+            yield from self._transmit(b"\x00")
             self._xfer([_W(chip_regs.CONTROL), 0x80])        # TStopNow
         except OSError as exc:
             log.debug("reader %s: release frame not sent: %s", self.name, exc)
@@ -606,16 +579,21 @@ class Reader:
         x([_W(chip_regs.FIFO_DATA), *frame])
         x([_W(chip_regs.COMMAND), chip_regs.CMD_TRANSMIT])
         self._fifo_dirty = self._armed = False
-        for _ in range(self._max_polls(len(frame), 0)):
-            if x([_R(chip_regs.COMM_IRQ), 0])[1] & chip_regs.IRQ_IDLE:
-                break
-        else:
-            raise ReaderFault(self._fault_text("its transmission never ended"))
+        start = self.backend.now()
+        ends = start + chip_regs.frame_bits(len(frame), 0) * chip_regs.BIT_S
+        limit = start + self._budget(len(frame), 0)
+        yield ends
+        polls = 0
+        while not x([_R(chip_regs.COMM_IRQ), 0])[1] & chip_regs.IRQ_IDLE:
+            polls += 1
+            if polls >= 3 and self.backend.now() > limit:
+                raise ReaderFault(self._fault_text("its transmission never ended"))
+            yield self.backend.now() + POLL_STEP_S
 
-    def _max_polls(self, nbytes: int, rx_bytes: int = 18) -> int:
-        budget = (chip_regs.frame_bits(nbytes, 0) + chip_regs.frame_bits(rx_bytes)) * chip_regs.BIT_S \
-            + self.timeout_s + 2 * chip_regs.FDT_S
-        return math.ceil(budget * self.spd / 16) + 8
+    def _budget(self, nbytes: int, rx_bytes: int = 18) -> float:
+        """The longest a frame and its answer may take before a chip that raised no IRQ is dead."""
+        return (chip_regs.frame_bits(nbytes, 0) + chip_regs.frame_bits(rx_bytes)) * chip_regs.BIT_S \
+            + self.timeout_s + 2 * chip_regs.FDT_S + 0.002
 
     def _transceive(self, data: bytes, last_bits: int = 0, expect: int = 0, rx_align: int = 0,
                     collisions: bool = False):
@@ -639,30 +617,48 @@ class Reader:
         x([_W(chip_regs.BIT_FRAMING), 0x80 | framing])      # StartSend
         self._tx_last_bits = last_bits
         self._armed = self._fifo_dirty = False
+        # Wait: first until the answer, if any, would be over (its frame delay time and length are
+        # fixed by ISO 14443-3), then until the chip timer would have expired, then in short steps.
         # ErrIRq comes mid-frame (a collision is heard at its bit): the frame goes on until RxIRq,
         # so wait for the receive to end, as the Arduino library and the hub firmware do.
-        for _ in range(self._max_polls(len(data), expect)):
+        start = self.backend.now()
+        tx_end = start + chip_regs.frame_bits(len(data), last_bits) * chip_regs.BIT_S
+        answered = tx_end + chip_regs.FDT_S + chip_regs.frame_bits(max(expect, 1)) * chip_regs.BIT_S
+        limit = start + self._budget(len(data), expect)
+        yield answered
+        polls = 0
+        while True:
             irq = x([_R(chip_regs.COMM_IRQ), 0])[1]
             if irq & (chip_regs.IRQ_RX | chip_regs.IRQ_IDLE):
                 break
             if irq & chip_regs.IRQ_TIMER:
                 if irq & chip_regs.IRQ_ERR:
                     self._fifo_dirty = True
+                self._heard = irq != 0xFF                    # the timer ran as programmed: a working chip
                 return None                                  # nobody answered in time
-        else:
-            raise ReaderFault(self._fault_text("no IRQ from the chip"))
+            polls += 1
+            now = self.backend.now()
+            if polls >= 3 and now > limit:
+                raise ReaderFault(self._fault_text("no IRQ from the chip"))
+            timer_out = tx_end + self.timeout_s
+            yield timer_out if now < timer_out - POLL_STEP_S else now + POLL_STEP_S
         if irq & chip_regs.IRQ_ERR:
-            error, coll, level = x([_R(chip_regs.ERROR), _R(chip_regs.COLL), _R(chip_regs.FIFO_LEVEL), 0])[1:]
+            # ErrorReg, CollReg, the FIFO level and the FIFO itself in one transfer (read addresses
+            # back to back, datasheet 8.1.2.1); bytes read past the level are dropped, and the FIFO
+            # is flushed before the next frame in any case.
+            out = x([_R(chip_regs.ERROR), _R(chip_regs.COLL), _R(chip_regs.FIFO_LEVEL)]
+                    + [_R(chip_regs.FIFO_DATA)] * max(expect, 1) + [0])
+            error, coll, level = out[1:4]
             self._fifo_dirty = True                          # flushed before the next frame, whatever is read
-            if error & chip_regs.ERR_COLL and not error & ~chip_regs.ERR_COLL & 0x17:
+            # A collision wins over the parity and CRC errors it brings (the wired-OR of two tags'
+            # bits rarely keeps a byte's parity), as in NXP's own RC52x driver; a buffer overflow or
+            # a protocol error still spoils the frame.
+            if error & chip_regs.ERR_COLL and not error & (chip_regs.ERR_BUFFER_OVFL | chip_regs.ERR_PROTOCOL):
                 if not collisions:
                     return None
-                if coll & 0x20 or not 0 < (level & 0x7F) <= 5:
+                if coll & 0x20 or not 0 < (level & 0x7F) <= min(max(expect, 1), 5):
                     return None                              # CollPosNotValid
-                fifo = bytes(x([_R(chip_regs.FIFO_DATA)] * (level & 0x7F) + [0])[1:])
-                x([_W(chip_regs.FIFO_LEVEL), 0x80])         # no partial frame left for the next step
-                self._fifo_dirty = False
-                return fifo, (coll & 0x1F) or 32
+                return bytes(out[4:4 + (level & 0x7F)]), (coll & 0x1F) or 32
             log.debug("reader %s: receive error 0x%02X", self.name, error)
             return None
         out = x([_R(chip_regs.FIFO_LEVEL)] + [_R(chip_regs.FIFO_DATA)] * expect + [0])

@@ -6,7 +6,7 @@ CommIrq/DivIrq/Error bits, the timer (TMode/TPrescaler/TReload, TAuto start at
 the end of a transmission and its stop after the 5th received bit), the Idle,
 Transmit, Transceive (BitFraming StartSend/TxLastBits), CalcCRC (CRC_A) and
 SoftReset commands, and a *dead* fault mode in which every byte on MISO is
-0x00 (or 0xFF).  What real boards do that once broke the table (issue 9):
+0x00 (or 0xFF).  What real boards do that a table has met:
 
 - VersionReg is selectable: 0x91/0x92 (NXP), 0x88 (FM17522), 0xB2, 0x12
   (clones); 0x00 or 0xFF makes a dead chip;
@@ -17,7 +17,17 @@ SoftReset commands, and a *dead* fault mode in which every byte on MISO is
 - PowerDown (CommandReg bit 4) sets soft power-down (antenna off, registers
   frozen) and clears 1024 clocks after it is written 0;
 - a collision raises ErrIRq at the colliding bit, mid-frame, with only the
-  bytes before it in the FIFO; RxIRq follows at the frame's end;
+  bytes before it in the FIFO; RxIRq follows at the frame's end.  CollReg
+  holds CollPos (0 for the 32nd bit) or CollPosNotValid (beyond it); with
+  ValuesAfterColl (CollReg bit 7, set after a reset) cleared every received
+  bit from the colliding one on reads 0, set they read as the wired-OR of the
+  tags' bits.  Each whole byte carries the odd parity bit of ISO 14443-3, and
+  the wired-OR of several tags' bytes and parity bits usually breaks it: a
+  collision then comes with ParityErr as well, as on a real chip;
+- ``error_rate`` (seeded by ``error_seed``): that share of the received frames
+  has one bit flipped on the air -- a data bit or its parity bit -- so
+  ParityErr is raised and, when RxModeReg's RxCRCEn is set, CrcErr for a frame
+  whose CRC_A no longer matches (a noisy field, a card at the antenna's edge);
 - every ``spidev`` transfer costs ``PI_XFER_OVERHEAD_S`` besides its bits.
 
 Time is modelled, not measured: a :class:`VirtualClock` shared by the chips on
@@ -53,10 +63,14 @@ log = logging.getLogger(__name__)
 # The crystal's start-up after NRSTPD goes HIGH (datasheet 8.8.2: "the start-up time of the
 # crystal + 37.74 us"; crystals take a few ms).  The Arduino library waits 50 ms; so does hw.rc522.
 OSC_STARTUP_S = 0.005
-# What one ``spidev.xfer2`` call costs on a Pi besides the bits on the wire (Python call, ioctl,
-# the kernel's SPI message setup).  An estimate of the order seen with py-spidev on a Pi 3/4;
-# ``preftable doctor --live`` measures the real one (reads per second), bench/bench_scan.py reports it.
-PI_XFER_OVERHEAD_S = 40e-6
+# What one ``spidev.xfer2`` call costs on a Pi besides the bits on the wire (the Python call, the
+# SPI_IOC_MESSAGE ioctl, the kernel's message set-up and chip-select handling).  No public
+# measurement of py-spidev's per-call cost on a Pi 4 or 5 was found; the kernel alone keeps CS
+# high 10-19 us between back-to-back transfers on a Pi 4 (raspberrypi/linux issue 4567, scope
+# traces), and Python adds its call on top, so 60 us is taken as the figure -- an assumption,
+# stated as such.  ``preftable doctor --live`` measures the real one (hw.check.measure_transfer_cost);
+# bench/bench_scan.py reports the scan at 60 and at 100 us.
+PI_XFER_OVERHEAD_S = 60e-6
 
 from .rc522_regs import *  # noqa: F401,F403  (the register table, shared with hw.rc522)
 from .rc522_regs import (BIT_S, CASCADE_TAG, CRC_PRESETS, FC, FDT_S, NO_CHIP, OSC_CLOCKS_S, POWER_DOWN, RESET_VALUES,
@@ -66,7 +80,7 @@ from .rc522_regs import (BIT_FRAMING, COLL, COMM_IEN, COMM_IRQ, COMMAND, CONTROL
                          T_COUNTER_H, T_COUNTER_L, T_MODE, T_PRESCALER, T_RELOAD_H, T_RELOAD_L, TX_CONTROL,
                          VERSION, WATER_LEVEL)
 from .rc522_regs import (CMD_AUTHENT, CMD_CALC_CRC, CMD_IDLE, CMD_NO_CHANGE, CMD_RECEIVE, CMD_SOFT_RESET,
-                         CMD_TRANSCEIVE, CMD_TRANSMIT, DIV_CRC, ERR_BUFFER_OVFL, ERR_COLL, ERR_PROTOCOL,
+                         CMD_TRANSCEIVE, CMD_TRANSMIT, DIV_CRC, ERR_BUFFER_OVFL, ERR_COLL, ERR_CRC, ERR_PARITY, ERR_PROTOCOL,
                          IRQ_ERR, IRQ_HI_ALERT, IRQ_IDLE, IRQ_LO_ALERT, IRQ_RX, IRQ_TIMER, IRQ_TX)
 
 class VirtualClock:
@@ -111,6 +125,7 @@ class VirtualTag:
         self.state = IDLE
         self.level = 0             # cascade level being resolved (0-based)
         self.woken_from_halt = False
+        self.told_level = False    # answered ANTICOLLISION (NVB 0x20) at this level already
         self.memory = self._initial_memory()
 
     @property
@@ -136,7 +151,14 @@ class VirtualTag:
 
     def power_off(self) -> None:
         """Out of every field: the tag forgets its state."""
-        self.state, self.level, self.woken_from_halt = IDLE, 0, False
+        self.state, self.level, self.woken_from_halt, self.told_level = IDLE, 0, False, False
+
+    def is_presence_check(self, frame: bytes) -> bool:
+        """Is ``frame`` an ANTICOLLISION (NVB 0x20) at the level this tag already answered one at
+        -- a reader asking again whether the tag it left READY there is still in the field (a
+        poll that starts without WUPA)?"""
+        return (self.state == READY and self.told_level and len(frame) == 2
+                and frame[0] == SEL_CODES[self.level] and frame[1] == 0x20)
 
     def hear(self, frame: bytes, last_bits: int) -> tuple[bytes, int] | None:
         """React to one PCD frame; return ``(answer, valid bits of its last byte or 0)`` or None."""
@@ -159,14 +181,14 @@ class VirtualTag:
     def _short(self, cmd: int) -> tuple[bytes, int] | None:
         if cmd == 0x26 and self.state == IDLE or cmd == 0x52 and self.state in (IDLE, HALT):
             self.woken_from_halt = self.state == HALT
-            self.state, self.level = READY, 0
+            self.state, self.level, self.told_level = READY, 0, False
             return self.atqa, 0
         return self._other()
 
     def _other(self) -> None:
         if self.state in (READY, ACTIVE):
             self.state = HALT if self.woken_from_halt else IDLE
-            self.level = 0
+            self.level, self.told_level = 0, False
         return None
 
     def _select(self, frame: bytes) -> tuple[bytes, int] | None:
@@ -183,6 +205,7 @@ class VirtualTag:
                 return None                              # not me: stay READY, keep quiet
             if self.level + 1 < len(levels):
                 self.level += 1
+                self.told_level = False
                 return with_crc(bytes([0x04])), 0
             self.state = ACTIVE
             return with_crc(bytes([self.sak & ~0x04 & 0xFF])), 0
@@ -193,6 +216,7 @@ class VirtualTag:
             if (frame[2 + (bit >> 3)] >> (bit & 7)) & 1 != (full[bit >> 3] >> (bit & 7)) & 1:
                 return None                              # not me: keep quiet, stay READY
         # The rest of the bits; the first byte as RxAlign stores it (the known low bits zero).
+        self.told_level = self.told_level or known == 0
         first = full[known >> 3] & (0xFF << (known & 7)) & 0xFF
         return bytes([first]) + full[(known >> 3) + 1:], 0
 
@@ -253,12 +277,16 @@ class TagField:
         return [e.tag for e in self._entries.values()]
 
     def new_poll(self) -> None:
+        """A reader's poll begins: each tag is seen or not for all of it.  A tag that misses it is
+        at the field's edge and browns out: it forgets its state (unless another field powers it)."""
         for entry in self._entries.values():
             if entry.pattern:
                 entry.visible = bool(entry.pattern[0])
                 entry.pattern.rotate(-1)
             else:
                 entry.visible = entry.rng.random() >= entry.flicker
+            if not entry.visible and not self._chip.bus_has_tag(entry.tag, besides=self._chip):
+                entry.tag.power_off()
 
     def visible(self) -> list[VirtualTag]:
         return [e.tag for e in self._entries.values() if e.visible]
@@ -280,6 +308,7 @@ class _Rx:
     data: bytes
     last_bits: int
     coll_pos: int | None
+    parity_err: bool = False                 # a whole byte failed its odd parity
     fifth_done: bool = False
     stored: int = 0                          # bytes already in the FIFO (those before a collision)
     coll_done: bool = False
@@ -291,7 +320,9 @@ class EmulatedMFRC522:
     def __init__(self, clock: VirtualClock | None = None, *, version: int = 0x92, name: str = "rc522",
                  neighbours: Callable[[], Iterable["EmulatedMFRC522"]] | None = None,
                  lock: threading.RLock | None = None, osc_startup_s: float = OSC_STARTUP_S,
-                 loads_miso_in_reset: bool = True):
+                 loads_miso_in_reset: bool = True, error_rate: float = 0.0, error_seed: int = 0):
+        if not 0.0 <= error_rate <= 1.0:
+            raise ValueError(f"error_rate must be a probability, got {error_rate}")
         self.clock = clock if clock is not None else VirtualClock()
         self.lock = lock if lock is not None else threading.RLock()     # shared by the chips of a bus
         self.name = name
@@ -302,8 +333,12 @@ class EmulatedMFRC522:
         self.osc_startup_s = osc_startup_s
         self.loads_miso_in_reset = loads_miso_in_reset
         self.transactions = 0
+        self.error_rate = error_rate                # share of received frames with one bit flipped
+        self._error_rng = random.Random(error_seed)
+        self.errors: dict[int, int] = {}            # ErrorReg bit -> how often it was raised
         self.hard_resets = 0
         self.soft_resets = 0
+        self._check_unanswered = False             # a presence check found nobody: the WUPA after it
         self._reset_watch: tuple[object, int] | None = None
         self._reset_seen = 0
         self._held_in_reset = False
@@ -392,9 +427,9 @@ class EmulatedMFRC522:
                 chip._update(now)
         self._update(now)
 
-    def bus_has_tag(self, tag: VirtualTag) -> bool:
+    def bus_has_tag(self, tag: VirtualTag, besides: "EmulatedMFRC522 | None" = None) -> bool:
         chips = list(self._neighbours()) if self._neighbours else [self]
-        return any(tag in chip.field for chip in chips)
+        return any(tag in chip.field for chip in chips if chip is not besides)
 
     # ----- SPI ---------------------------------------------------------------------------------
     def transfer(self, data: bytes, hz: float | None = None) -> bytes:
@@ -552,6 +587,7 @@ class EmulatedMFRC522:
             self._regs[COMM_IRQ] |= IRQ_HI_ALERT
 
     def _error(self, bits: int) -> None:
+        self.errors[bits] = self.errors.get(bits, 0) + 1
         self._regs[ERROR] |= bits
         self._regs[COMM_IRQ] |= IRQ_ERR
 
@@ -689,8 +725,15 @@ class EmulatedMFRC522:
             self._start_timer(at, auto=True)
         answers = []
         if self._antenna_on() and tx.frame:
+            # A poll starts with WUPA/REQA -- or, for a tag left READY, with the presence check;
+            # the WUPA that follows a check nobody answered is the same poll.
             if len(tx.frame) == 1 and tx.last_bits == 7:
+                if not self._check_unanswered:
+                    self.field.new_poll()
+                self._check_unanswered = False
+            elif any(tag.is_presence_check(tx.frame) for tag in self.field.tags):
                 self.field.new_poll()
+                self._check_unanswered = True
             for tag in self.field.visible():
                 answer = tag.hear(tx.frame, tx.last_bits)
                 if answer is not None:
@@ -702,13 +745,35 @@ class EmulatedMFRC522:
             self._regs[COMM_IRQ] |= IRQ_IDLE
             return
         if answers:
-            data, last_bits, coll = _combine([a for _, a in answers])
+            self._check_unanswered = False
+            data, last_bits, coll, parity_err = _combine([a for _, a in answers])
+            data, flipped = self._noise(data, last_bits)
             start = at + max(tag.fdt_s for tag, _ in answers)
             end = start + frame_bits(len(data), last_bits) * BIT_S
-            self._rx = _Rx(start, end, data, last_bits, coll)
+            self._rx = _Rx(start, end, data, last_bits, coll, parity_err or flipped)
+
+    def _noise(self, data: bytes, last_bits: int) -> tuple[bytes, bool]:
+        """The injected error: with ``error_rate``, one bit of the frame's whole bytes -- a data
+        bit or a parity bit -- flipped on the air; (the bytes as received, whether one was)."""
+        whole = len(data) if last_bits == 0 else len(data) - 1
+        if whole <= 0 or not self.error_rate or self._error_rng.random() >= self.error_rate:
+            return data, False
+        bit = self._error_rng.randrange(whole * 9)        # 8 data bits and a parity bit per byte
+        index, pos = divmod(bit, 9)
+        if pos == 8:
+            return data, True                             # the parity bit: the data arrives intact
+        out = bytearray(data)
+        out[index] ^= 1 << pos
+        return bytes(out), True
 
     def _store(self, rx: "_Rx", upto: int) -> None:
-        for byte in rx.data[rx.stored:upto]:
+        clear_from = None                                 # ValuesAfterColl = 0: bits from the collision read 0
+        if rx.coll_pos is not None and not self._regs[COLL] & 0x80:
+            clear_from = rx.coll_pos - 1
+        for index in range(rx.stored, min(upto, len(rx.data))):
+            byte = rx.data[index]
+            if clear_from is not None and index * 8 + 7 >= clear_from:
+                byte &= (1 << max(0, clear_from - index * 8)) - 1
             if len(self._fifo) >= 64:
                 self._error(ERR_BUFFER_OVFL)
                 break
@@ -729,6 +794,11 @@ class EmulatedMFRC522:
         if rx.coll_pos is not None and not rx.coll_done:
             self._rx_collision(rx)
         self._store(rx, len(rx.data))
+        if rx.parity_err:
+            self._error(ERR_PARITY)
+        if self._regs[RX_MODE] & 0x80 and len(rx.data) >= 3 and not rx.last_bits \
+                and crc_a(rx.data[:-2]) != rx.data[-2] | rx.data[-1] << 8:
+            self._error(ERR_CRC)                          # RxCRCEn: the chip checks CRC_A itself
         self._regs[CONTROL] = (self._regs[CONTROL] & 0xF8) | rx.last_bits
         self._regs[COMM_IRQ] |= IRQ_RX
 
@@ -742,27 +812,39 @@ class EmulatedMFRC522:
             self._timer_deadline = None
 
 
-def _combine(answers: list[tuple[bytes, int]]) -> tuple[bytes, int, int | None]:
-    """What the receiver hears when several tags answer at once: a wired-OR of the bits;
-    ``coll_pos`` is the 1-based position of the first bit they disagree on (None: they agree)."""
+def _odd_parity_bit(byte: int) -> int:
+    """The parity bit ISO 14443-3 sends after a byte: odd parity over the 9 bits."""
+    return 0 if bin(byte).count("1") & 1 else 1
+
+
+def _combine(answers: list[tuple[bytes, int]]) -> tuple[bytes, int, int | None, bool]:
+    """What the receiver hears when several tags answer at once: a wired-OR of the bits, the
+    parity bits included; ``coll_pos`` is the 1-based position of the first bit they disagree on
+    (None: they agree); ``parity_err``: a whole byte heard whose parity bit does not match it."""
     data, last_bits = answers[0]
     if all(a == answers[0] for a in answers[1:]):
-        return data, last_bits, None
+        return data, last_bits, None, False
     length = max(len(d) for d, _ in answers)
+    last_bits = max(lb for _, lb in answers)
     merged = bytearray(length)
     coll = None
+    parity_err = False
     for i in range(length):
         values = [d[i] if i < len(d) else None for d, _ in answers]
         present = [v for v in values if v is not None]
+        parity = 0
         for v in present:
             merged[i] |= v
+            parity |= _odd_parity_bit(v)
+        if (i < length - 1 or not last_bits) and parity != _odd_parity_bit(merged[i]):
+            parity_err = True
         if coll is None and (len(present) != len(values) or len(set(present)) > 1):
             diff = 0
             for v in present:
                 diff |= v ^ present[0]
             diff = diff or 0x01
             coll = i * 8 + (diff & -diff).bit_length()
-    return bytes(merged), max(lb for _, lb in answers), coll
+    return bytes(merged), last_bits, coll, parity_err
 
 
 # ------------------------------------------------------------------------------------------ spidev

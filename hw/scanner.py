@@ -15,7 +15,11 @@ A reader may hold several cards (a card laid on one already there): an
 observation is then every UID the reader's full scan found
 (:meth:`hw.rc522.Reader.read_uids`), each debounced on its own.
 
-:class:`Scanner` drives :class:`hw.rc522.Reader` objects with it.  A reader
+:class:`Scanner` drives :class:`hw.rc522.Reader` objects with it, their polls side by
+side: a reader's poll is a sequence of steps (:meth:`hw.rc522.Reader.read_steps`) that
+says, whenever it waits for its chip, until when; while one chip has a frame on the air
+(a SELECT takes over a millisecond at 106 kbit/s) the others' SPI work is done, and a
+chip is asked again only once its answer is due.  A reader
 that stops answering (VersionReg 0x00/0xFF, or registers that do not stick) is reported through logging
 and ``on_fault(zone, False)``, hard-reset, and retried with back-off while the
 others keep scanning; its placed cards are frozen meanwhile, and
@@ -123,7 +127,9 @@ class PresenceTracker:
 
 
 class UidReader(Protocol):
-    """What the scanner needs of a reader (:class:`hw.rc522.Reader` has it)."""
+    """What the scanner needs of a reader (:class:`hw.rc522.Reader` has it).  A reader that also
+    has ``read_steps()`` (its poll as steps, yielding "wait until" times on ``backend.now()``) and
+    ``interfered`` is polled side by side with the others; one without, in turn."""
 
     name: str
 
@@ -168,21 +174,38 @@ class Scanner:
 
     def scan_once(self, stop: threading.Event | None = None) -> list[TableEvent]:
         """Poll each working reader once (and retry due dead ones); the events, in time order.
-        ``stop``: checked before each reader, so a shutdown does not wait for a whole scan."""
-        events: list[TableEvent] = []
-        polled = 0
+        ``stop``: checked before each reader's poll starts, so a shutdown does not wait for a
+        whole scan (a poll once started is finished: it leaves its chip and tags in order)."""
+        results: dict[int, object] = {}
+        steps: dict[int, list] = {}                       # index -> [the poll's steps, due at]
+        steps_started: list[int] = []
         for index, (zone, reader) in enumerate(self.readers):
             if stop is not None and stop.is_set():
                 break
             health = self._health[index]
             if not health.ok and not self._retry(index):
                 continue
+            read_steps = getattr(reader, "read_steps", None)
+            if read_steps is not None:
+                steps[index] = [read_steps(), float("-inf")]
+                steps_started.append(index)
+                continue
             try:
                 read_uids = getattr(reader, "read_uids", None)
-                if read_uids is not None:
-                    uid = read_uids() or None                  # every card on it (stacked cards)
-                else:
-                    uid = reader.read_uid()
+                results[index] = read_uids() if read_uids is not None else reader.read_uid()
+            except HardwareError as exc:
+                results[index] = exc
+        self._run_side_by_side(steps, results)
+        self._again_alone(steps_of=set(steps_started), results=results)
+        events: list[TableEvent] = []
+        polled = 0
+        for index in sorted(results):
+            zone, reader = self.readers[index]
+            uid = results[index]
+            try:
+                if isinstance(uid, HardwareError):
+                    raise uid
+                uid = uid or None                          # every card on it (stacked cards), or None
                 if uid is None and not reader.alive():
                     raise HardwareError("VersionReg reads 0x00/0xFF or the registers did not stick")
             except HardwareError as exc:
@@ -193,6 +216,40 @@ class Scanner:
         self.scans += 1
         self.polled_last = polled
         return events
+
+    def _again_alone(self, steps_of: set[int], results: dict[int, object]) -> None:
+        """A poll disturbed side by side (``interfered``: a neighbour shares its tag) is made
+        again alone, and so is every reader that read nothing meanwhile: the neighbour the tag
+        lies across must see it too, for the cross-talk to be held back as when polled in turn."""
+        disturbed = [i for i in steps_of if getattr(self.readers[i][1], "interfered", False)]
+        if not disturbed:
+            return
+        empty = [i for i in steps_of if results.get(i) == []]
+        for index in sorted(set(disturbed) | set(empty)):
+            try:
+                again = self.readers[index][1].read_uids()
+            except HardwareError as exc:
+                results[index] = exc
+                continue
+            before = results.get(index)
+            if isinstance(before, list):
+                results[index] = list(dict.fromkeys(before + again))
+
+    def _run_side_by_side(self, steps: dict[int, list], results: dict[int, object]) -> None:
+        """Advance the readers' polls, each step of the one whose wait is over and has waited
+        longest; when every one still waits, the one due first is asked (its step polls its
+        chip).  A poll's result, or the HardwareError it raised, goes into ``results``."""
+        while steps:
+            ready = [i for i, (_, due) in steps.items() if due <= self.readers[i][1].backend.now()]
+            index = min(ready or steps, key=lambda i: steps[i][1])
+            try:
+                steps[index][1] = next(steps[index][0])
+            except StopIteration as done:
+                results[index] = done.value
+                del steps[index]
+            except HardwareError as exc:
+                results[index] = exc
+                del steps[index]
 
     def run(self, sink: Callable[[TableEvent], None], stop: threading.Event, interval_s: float = 0.0) -> None:
         """Scan until ``stop`` is set, passing every event to ``sink``; ``interval_s`` between scans."""

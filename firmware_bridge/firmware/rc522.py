@@ -6,10 +6,18 @@ The register names and values, the VersionReg list and CRC_A are a copy of
 
 Finds one ISO 14443A tag and reads its complete UID (cascade levels 1-3, so
 4, 7 and 10-byte UIDs; bit-wise anticollision when several tags answer).
-Each poll is WUPA -> ANTICOLLISION/SELECT per level -> HLTA: the tag is
-halted after every read so the next poll's WUPA wakes it again.  The chip's
-timer stops an unanswered command after ~1 ms, so an empty reader costs
-about that much, a 4-byte UID about 3 ms.  Every SPI transaction is one chip-select assertion.
+A poll is WUPA -> ANTICOLLISION (and SELECT while the UID is incomplete) per
+level; the last level is an ANTICOLLISION, so the tag is left READY there.  A
+tag read in two polls in a row stays READY, and the next poll is a single
+ANTICOLLISION frame at that level (only a tag still powered in the field since
+it was read answers it); a tag read for the first time, or one that did not
+answer that check but was there after WUPA, is sent back to IDLE/HALT (the
+HLTA frame) so the next WUPA -- this reader's or a cross-talking neighbour's --
+finds it.  After an answer the chip stays in Transceive: the next frame needs
+only the FIFO and StartSend.  The chip's timer stops an unanswered command
+after ~1 ms, so an empty reader costs about that much.  Every SPI transaction
+is one chip-select assertion; several registers are read in one (read
+addresses back to back, datasheet 8.1.2.1).
 """
 
 from .ticks import sleep_ms, ticks_add, ticks_diff, ticks_ms
@@ -89,6 +97,10 @@ class Rc522:
         self._out = bytearray(2)
         self._in = bytearray(2)
         self.version = 0
+        self._last = None             # UID read by the last poll
+        self._ready = False           # ... and left READY at its last cascade level
+        self._collided = False        # the last cascade walked a collision
+        self._armed = False           # the chip is in Transceive after an answer
         self._powered = ticks_ms()    # main.build raises NRSTPD just before the readers are built
         self._waited = False
         cs.value(1)
@@ -100,6 +112,15 @@ class Rc522:
             self._spi.write_readinto(out, into)
         finally:
             self._cs.value(1)
+
+    def read_many(self, regs):
+        """Several registers' values in one transaction."""
+        out = bytearray(len(regs) + 1)
+        for i, reg in enumerate(regs):
+            out[i] = 0x80 | (reg << 1)
+        into = bytearray(len(out))
+        self._xfer(out, into)
+        return into[1:]
 
     def read(self, reg):
         """One register's value."""
@@ -146,6 +167,7 @@ class Rc522:
                 sleep_ms(1)
         if not self.alive():
             return False
+        self._last, self._ready, self._armed = None, False, False
         self.write(COMMAND, SOFT_RESET)
         deadline = ticks_add(ticks_ms(), RESET_MS)
         while self.read(COMMAND) & POWER_DOWN:  # PowerDown: oscillator still starting
@@ -173,6 +195,13 @@ class Rc522:
 
     # -- ISO 14443A -----------------------------------------------------
     def _start(self, command, data, framing):
+        if command == TRANSCEIVE and self._armed:   # still in Transceive after an answer
+            self._armed = False
+            self.write(COMM_IRQ, 0x7F)
+            self._write_fifo(data)
+            self.write(BIT_FRAMING, 0x80 | framing)  # StartSend
+            return
+        self._armed = False
         self.write(COMMAND, IDLE)
         self.write(COMM_IRQ, 0x7F)
         self.write(FIFO_LEVEL, 0x80)       # flush
@@ -209,20 +238,25 @@ class Rc522:
                 return TIMEOUT, b"", 0
             reads += 1
             self._check_stuck(deadline, reads)
-        error = self.read(ERROR)
-        if error & 0x13:                   # BufferOvfl | ParityErr | ProtocolErr
+        error, level, control = self.read_many((ERROR, FIFO_LEVEL, CONTROL))
+        # CollErr wins over the ParityErr the wired-OR of two tags' bits brings (as NXP's own
+        # driver does); BufferOvfl and ProtocolErr spoil the frame, a parity error alone too.
+        if error & 0x11 or error & 0x02 and not error & 0x08:
             return FAILED, b"", 0
-        back = self._read_fifo(self.read(FIFO_LEVEL) & 0x7F)
-        last_bits = self.read(CONTROL) & 0x07
+        back = self._read_fifo(level & 0x7F)
+        last_bits = control & 0x07
         if error & 0x08:                   # CollErr
             return COLLISION, back, last_bits
+        self._armed = not error            # an answer: the chip waits for the next StartSend
         return OK, back, last_bits
 
     def _level(self, command):
-        """One cascade level: anticollision then SELECT; (4 bytes, SAK) or None."""
+        """One cascade level: anticollision, then SELECT unless the 4 bytes end the UID (no
+        cascade tag); (4 bytes, SAK or None when not selected, whether tags collided) or None."""
         buf = bytearray(9)
         buf[0] = command
         known = 0                          # UID bits of this level known so far
+        collided = False
         while known < 32:
             tx_last = known & 7
             index = 2 + (known >> 3)
@@ -236,6 +270,7 @@ class Rc522:
             if status == OK:
                 known = 32
                 continue
+            collided = True
             coll = self.read(COLL)
             if coll & 0x20:                # CollPosNotValid
                 return None
@@ -248,25 +283,64 @@ class Rc522:
             buf[2 + (bit >> 3)] |= 1 << (bit & 7)
         if buf[2] ^ buf[3] ^ buf[4] ^ buf[5] != buf[6]:
             return None
+        if buf[2] != CASCADE_TAG:
+            return bytes(buf[2:6]), None, collided
         buf[1] = 0x70
         buf[7:9] = crc_a(buf[:7])
         status, back, _ = self.transceive(buf)
         if status != OK or len(back) != 3 or crc_a(back[:1]) != bytes(back[1:3]):
             return None
-        return bytes(buf[2:6]), back[0]
+        return bytes(buf[2:6]), back[0], collided
 
     def read_uid(self):
         """The complete UID (bytes) of one tag in the field, or None; ChipError if the chip is stuck."""
-        status, _, _ = self.transceive(bytes((WUPA,)), 7)
+        if self._ready:
+            if self._still_there():
+                return self._last
+            self._ready = False
+            disturbed = True               # it was there before: released after this read
+        else:
+            disturbed = False
+        uid = self._read_cascade()
+        if self._ready and (disturbed or uid != self._last or self._collided):
+            self._ready = False
+            self.transmit(HLTA_FRAME)      # back to IDLE/HALT: the next WUPA (anyone's) wakes it
+        self._last = uid
+        return uid
+
+    def _parts(self, uid):
+        if len(uid) == 4:
+            return [uid]
+        if len(uid) == 7:
+            return [bytes((CASCADE_TAG,)) + uid[:3], uid[3:]]
+        return [bytes((CASCADE_TAG,)) + uid[:3], bytes((CASCADE_TAG,)) + uid[3:6], uid[6:]]
+
+    def _still_there(self):
+        """The tag left READY by the last poll: one ANTICOLLISION at its last level answers with
+        the UID part (and BCC) we expect."""
+        parts = self._parts(self._last)
+        part = parts[-1]
+        status, back, _ = self.transceive(bytes((CASCADE[len(parts) - 1], 0x20)))
+        return status == OK and back == part + bytes((part[0] ^ part[1] ^ part[2] ^ part[3],))
+
+    def _read_cascade(self):
+        self._ready = self._collided = False
+        status, back, _ = self.transceive(bytes((WUPA,)), 7)
         if status == TIMEOUT or status == FAILED:
             return None
         uid = bytearray()
         for command in CASCADE:
             level = self._level(command)
             if level is None:
+                self.transmit(HLTA_FRAME)  # whoever answered goes back to IDLE/HALT
                 return None
-            part, sak = level
-            if not sak & 0x04:             # UID complete
+            part, sak, collided = level
+            self._collided = self._collided or collided
+            if sak is None:                # no cascade tag: UID complete, the tag READY here
+                uid.extend(part)
+                self._ready = True
+                return bytes(uid)
+            if not sak & 0x04:             # UID complete (4 bytes starting 0x88): ACTIVE now
                 uid.extend(part)
                 self.transmit(HLTA_FRAME)  # halt it: the next poll's WUPA wakes it
                 return bytes(uid)

@@ -4,13 +4,18 @@ A transport has ``read() -> bytes`` (what has arrived, maybe b""), ``write(data)
 and ``wait(ms)`` (return early when input arrives).  Under CPython the tests use
 ``firmware_bridge.mpfake.pty_transport.PtyTransport`` instead.
 
-Output never blocks the main loop: on a Pico a USB CDC write blocks (up to
-500 ms) while the host has the port open but does not read, and a few frames
-in one loop turn would pass the 3 s watchdog.  :meth:`UsbTransport.write`
-queues the frame and sends only what the port takes now (``poll`` says
-writable; small chunks); the queue holds at most ``max_queued`` frames, the
-oldest are dropped and counted (``dropped``) -- the next STATE, every 500 ms,
-tells the host what it missed (PROTOCOL.md: STATE repairs lost edges).
+Output never blocks the main loop.  MicroPython's USB CDC (``shared/tinyusb/
+mp_usbd_cdc.c``) reports the port writable as soon as one byte of its 256-byte
+transmit FIFO is free, while a write waits until its whole 64-byte piece fits,
+for up to 500 ms; a frame written when the host drains slowly would stall the
+loop, and a few in one turn would pass the 3 s watchdog.  So
+:meth:`UsbTransport.write` queues the frame and :meth:`UsbTransport.flush`
+writes one byte per "writable" -- the only room ``poll`` promises -- for at most
+``SEND_BUDGET_MS`` per turn, keeping the rest queued.  The queue holds at most
+``max_queued`` frames; the oldest are dropped and counted (``dropped``) -- the
+next STATE, every 500 ms, tells the host what it missed (PROTOCOL.md: STATE
+repairs lost edges).  ``firmware_bridge.mpfake.usb_cdc`` models that port on a
+virtual clock.
 """
 
 import select
@@ -19,7 +24,7 @@ import sys
 from .ticks import ticks_add, ticks_diff, ticks_ms
 
 CHUNK = 64              # bytes read per poll
-OUT_CHUNK = 32          # bytes written per write: far below the CDC FIFO, so a writable port takes it
+OUT_CHUNK = 1           # bytes written per "writable": poll promises one free byte, no more
 MAX_QUEUED = 16         # frames waiting for the host; older ones are dropped
 SEND_BUDGET_MS = 5      # longest a turn spends writing
 
@@ -27,14 +32,17 @@ SEND_BUDGET_MS = 5      # longest a turn spends writing
 class UsbTransport:
     """USB CDC through the REPL's stdin/stdout (call ``micropython.kbd_intr(-1)`` first)."""
 
-    def __init__(self, stdin=None, stdout=None, max_queued=MAX_QUEUED):
+    def __init__(self, stdin=None, stdout=None, max_queued=MAX_QUEUED, clock=ticks_ms, poller=select):
+        """``clock`` (a ``ticks_ms``) and ``poller`` (the ``select`` module) are the board's
+        unless a fake port is given (``firmware_bridge.mpfake.usb_cdc``)."""
         self._in = stdin or sys.stdin.buffer
         self._out = stdout or sys.stdout.buffer
-        self._poll = select.poll()
+        self._clock = clock
+        self._poll = poller.poll()
         # MicroPython polls sys.stdin (the text object) reliably; the bytes come from .buffer
-        self._poll.register(stdin or sys.stdin, select.POLLIN)
-        self._out_poll = select.poll()
-        self._out_poll.register(stdout or sys.stdout, select.POLLOUT)
+        self._poll.register(stdin or sys.stdin, poller.POLLIN)
+        self._out_poll = poller.poll()
+        self._out_poll.register(stdout or sys.stdout, poller.POLLOUT)
         self.max_queued = max_queued
         self._queue = []         # frames not yet started
         self._pending = b""      # the unsent rest of the frame being written
@@ -62,7 +70,7 @@ class UsbTransport:
 
     def flush(self):
         """Send queued output while the port is writable, for at most ``SEND_BUDGET_MS``."""
-        start = ticks_ms()
+        start = self._clock()
         while self._pending or self._queue:
             if not self._out_poll.poll(0):
                 return
@@ -75,7 +83,7 @@ class UsbTransport:
             self._pending = self._pending[written:]
             if not self._pending:
                 self.sent += 1
-            if ticks_diff(ticks_ms(), start) >= SEND_BUDGET_MS:
+            if ticks_diff(self._clock(), start) >= SEND_BUDGET_MS:
                 return
 
     def wait(self, ms):
@@ -84,9 +92,9 @@ class UsbTransport:
         if not self.queued:
             self._poll.poll(max(0, int(ms)))
             return
-        deadline = ticks_add(ticks_ms(), max(0, int(ms)))
+        deadline = ticks_add(self._clock(), max(0, int(ms)))
         while self.queued:
-            left = ticks_diff(deadline, ticks_ms())
+            left = ticks_diff(deadline, self._clock())
             if left <= 0 or self._poll.poll(0):
                 return
             self._poll.poll(min(left, 2))     # short naps: the port may free up meanwhile

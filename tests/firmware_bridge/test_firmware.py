@@ -639,6 +639,24 @@ def test_empty_reader_answers_within_two_ms_and_a_tag_within_four():
     assert chip.clock() - start < 0.004
 
 
+def test_driver_checks_a_tag_read_twice_with_one_frame():
+    """Left READY at its last level, a tag lying still costs one ANTICOLLISION per poll."""
+    from hw.rc522_chip import VirtualTag
+
+    board, (chip,), (reader,) = chip_bus()
+    reader.init()
+    tag = chip.field.put(VirtualTag("04A2B11C6F5E80"))
+    assert reader.read_uid() == reader.read_uid() == bytes.fromhex("04A2B11C6F5E80")
+    for _ in range(3):
+        start = chip.clock()
+        assert reader.read_uid() == bytes.fromhex("04A2B11C6F5E80")
+        assert chip.clock() - start < 0.0012               # WUPA + 2 levels + HLTA took ~4.8 ms
+    chip.field.take(tag)
+    assert reader.read_uid() is None
+    chip.field.put(VirtualTag("04A2B11C6F5E81"))           # another card, the same first level
+    assert reader.read_uid() == bytes.fromhex("04A2B11C6F5E81")
+
+
 def test_readers_on_one_bus_only_answer_their_chip_select():
     from hw.rc522_chip import VirtualTag
 
@@ -704,6 +722,68 @@ def test_usb_transport_over_pipes():
         assert os.read(out_r, 100) == b"$0 HELLO*0000\n"
     os.close(in_w)
     os.close(out_r)
+
+
+def test_fake_usb_cdc_is_writable_with_one_byte_free_and_a_longer_write_waits():
+    """The port as MicroPython's mp_usbd_cdc.c has it: POLLOUT with any free byte; a write
+    waits (virtual time) until its piece fits, up to 500 ms, then writes what fits."""
+    from firmware_bridge.mpfake.devices import HubTicks
+    from firmware_bridge.mpfake.usb_cdc import POLLOUT, UsbCdc
+
+    ticks = HubTicks(realtime=False)
+    cdc = UsbCdc(ticks, drain_bytes_per_s=0.0, capacity=256)
+    assert cdc.stdout.write(b"x" * 255) == 255 and ticks() == 0
+    poll = cdc.select.poll()
+    poll.register(cdc.stdout, POLLOUT)
+    assert poll.poll(0) == [(cdc.stdout, POLLOUT)]         # one byte free: "writable"
+    # 500 ms waiting for 32 bytes of room, the 1 byte that fits, 500 ms more for the other 31
+    assert cdc.stdout.write(b"y" * 32) == 1
+    assert ticks() == 1000 and cdc.longest_block_ms == 500
+    assert poll.poll(0) == []
+    cdc.drain_bytes_per_s = 1000.0                          # the host reads 1 byte a millisecond
+    assert cdc.stdout.write(b"z" * 32) == 32 and ticks() == 1032
+    cdc.connected = False                                   # no host: writes never wait
+    assert cdc.stdout.write(b"w" * 300) == 300 and ticks() == 1032 and len(cdc.fifo) == 256
+
+
+@pytest.mark.parametrize("drain", [0.0, 40.0, 600.0])
+def test_watchdog_never_fires_while_the_host_drains_slowly(drain):
+    """Six readers whose tags come and go, a host reading 0-600 bytes/s (there the old 32-byte
+    writes on "writable" stalled the loop 0.5-1 s per turn): the loop never waits
+    inside a write, the 3 s watchdog is fed every turn, and what the host gets is whole frames."""
+    from firmware_bridge.firmware.transport import UsbTransport
+    from firmware_bridge.mpfake.devices import HubTicks
+    from firmware_bridge.mpfake.usb_cdc import UsbCdc
+
+    ticks = HubTicks(realtime=False)
+    cdc = UsbCdc(ticks, drain_bytes_per_s=drain)
+    board = Board(clock=lambda: ticks() / 1000.0, realtime=False)
+    watchdog = board.modules()["machine"].WDT(timeout=3000)
+    readers = [ScriptedReader() for _ in range(6)]
+    transport = UsbTransport(cdc.stdin, cdc.stdout, clock=ticks, poller=cdc.select)
+    hub = Hub(readers, transport, boot_id="DEADBEEF", clock=ticks)
+    hub.start()
+    turns, seq, burst_at = 0, 0, 0
+    while ticks() < 8000:
+        watchdog.feed()
+        phase = (ticks() // 700) % 2                     # every 0.7 s all six tags come or go
+        for i, reader in enumerate(readers):
+            reader.uid = "04A2B11C6F5E8%d" % i if phase else None
+        if ticks() >= burst_at:                          # every 2 s the host sends 8 commands at once:
+            burst_at = ticks() + 2000                    # 8 ACKs to send in one turn
+            for _ in range(8):
+                seq += 1
+                cdc.host_send(proto.encode("%d BEEP 0" % seq))
+        transport.wait(hub.step())
+        turns += 1
+    assert turns > 300
+    assert not watchdog.expired() and watchdog.longest_gap < 0.05
+    assert cdc.longest_block_ms == 0                     # never waited inside a write
+    lines = bytes(cdc.received).split(b"\n")[:-1]        # (the last may be cut: still on its way)
+    assert all(proto.decode_line(line) is not None for line in lines if not line.startswith(b"#"))
+    if drain:
+        assert len(lines) > 10
+    assert hub.dropped >= transport.dropped > (0 if drain < 600 else -1)   # counted; the HB says so
 
 
 # --------------------------------------------------------------------------- the firmware's main loop on a pty

@@ -506,7 +506,7 @@ def test_every_firmware_file_compiles_with_mpy_cross(path, tmp_path):
 
 
 def test_firmware_driver_decides_a_4_byte_uid_starting_0x88_by_the_sak():
-    """Issue 9 item 9, the firmware's half (CPython, the same driver file MicroPython runs)."""
+    """The firmware's half (CPython, the same driver file MicroPython runs)."""
     from firmware_bridge.firmware.rc522 import Rc522
     from firmware_bridge.mpfake.machine import Board
     from hw.rc522_chip import EmulatedMFRC522, VirtualClock, VirtualTag

@@ -154,3 +154,37 @@ def test_doctor_on_a_pi_5_without_dev_gpiomem_does_not_say_simulated(tmp_path):
     lines = [f.line() for f in Doctor(str(config), None, host).run()]
     assert any("Raspberry Pi 5" in line and "never simulated" in line for line in lines), lines
     assert not any("will be simulated" in line for line in lines)
+
+
+@pytest.mark.parametrize("overhead_us", [0, 60, 250])
+def test_the_cost_of_one_spi_transfer_is_measured(overhead_us):
+    """VersionReg reads timed on the backend's clock: what one transfer costs on this bus (the
+    emulation's per-transfer cost plus 16 bits at 1 MHz), as doctor --live prints it."""
+    from hw.check import measure_transfer_cost
+    from hw.rc522_chip import FakeSpidev
+
+    backend = FakeBackend(FakeSpidev(xfer_overhead_s=overhead_us * 1e-6))
+    backend.add_chip(0, 0)
+    (reader,) = open_readers([(0, 0, 25)], spd=1_000_000, backend=backend)
+    try:
+        assert measure_transfer_cost(reader, backend.now) == pytest.approx((overhead_us + 16) * 1e-6)
+    finally:
+        reader.close()
+
+
+def test_doctor_live_prints_the_cost_of_one_spi_transfer():
+    """Also where the spidev module counts nothing (the real one): the cost is timed, not counted."""
+    import types
+
+    backend, chips = table()
+    readers = list(zip(WIRING, open_readers(list(WIRING.values()), backend=backend)))
+    real_like = types.SimpleNamespace(now=backend.now, sleep=backend.sleep, pins=backend.pins,
+                                      spidev=lambda: types.ModuleType("spidev"))
+    try:
+        check = LiveCheck(readers, real_like, prompt=Person(backend, chips), step_s=1.0)
+        check.check_rates(readers)
+    finally:
+        for _, reader in readers:
+            reader.close()
+    rates = [line.text for line in check.lines if "empty polls per second" in line.text]
+    assert len(rates) == 3 and all(text.endswith(", 76 us per SPI transfer") for text in rates)   # 60 + 16

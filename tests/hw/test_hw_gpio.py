@@ -729,7 +729,7 @@ def test_real_pins_round_trip():
         factory.close()
 
 
-# ------------------------------------------------------------------------------------------ issue 9
+# ------------------------------------------------------------------------------------------ real boards
 @pytest.mark.parametrize("bus, pin", [(0, 9), (0, 11), (1, 16), (1, 19), (1, 20), (1, 21)])
 def test_fake_gpio_refuses_the_pins_of_an_enabled_spi_bus(bus, pin):
     gpio = FakeGPIO(spi_buses=(bus,))

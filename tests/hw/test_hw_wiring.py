@@ -1,4 +1,4 @@
-"""The documented wiring and the settings' SPI-pin check (issue 9 item 4): no GPIO of the config
+"""The documented wiring and the settings' SPI-pin check: no GPIO of the config
 on a pin of an SPI bus its readers use, with a message naming both users; the README's and the
 installed skeleton's wiring pass it with their readers on both buses."""
 
