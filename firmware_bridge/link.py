@@ -48,6 +48,7 @@ WRITE_TIMEOUT = 0.5       # s; a hub that stops reading must not block the host 
 EMPTY_READ = "returned no data"   # pyserial: the port was ready to read but gave nothing
 EMPTY_READ_RETRIES = 5    # in a row, EMPTY_READ_WAIT apart, before the device counts as gone
 EMPTY_READ_WAIT = 0.01    # s
+HB_TIMEOUT = 3.0          # s without an HB: the link is dead (PROTOCOL.md)
 BOOT_SETTLE_MS = 500      # a restarted hub's STATE counts once its uptime is past this (first scans done)
 LINK_COUNTERS = ("events", "gaps", "snaps", *RECONCILE_COUNTERS, "reboots", "reconnects",
                  "hb_timeouts", "open_failures", "commands_sent", "command_retries", "commands_acked",
@@ -148,7 +149,7 @@ class HubLink:
     """
 
     def __init__(self, url: str, zones: Sequence[str | None], on_event: Callable[[TableEvent], None],
-                 clock: Callable[[], float] = time.monotonic, hb_timeout: float = 3.0,
+                 clock: Callable[[], float] = time.monotonic, hb_timeout: float = HB_TIMEOUT,
                  reply_timeout: float = 0.5, retries: int = 3,
                  reopen_backoff: tuple[float, float] = (0.1, 2.0),
                  on_status: Callable[[str], None] | None = None, *, baudrate: int = BAUDRATE,

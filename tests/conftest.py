@@ -1,5 +1,230 @@
-"""The test suite mirrors the code's layers: core/, store/, app/, hw/, firmware_bridge/, systemd/.
+"""What every layer's tests share: waiting with a bound, and child processes that are
+started with default signals and always ended.
 
-This file sits at the top so that pytest puts ``tests/`` on ``sys.path`` and
-every layer's tests can import the shared deal scripts of ``table_script``.
+The suite mirrors the code's layers: core/, store/, app/, hw/, firmware_bridge/,
+systemd/.  This file sits at the top so that pytest puts ``tests/`` on ``sys.path``:
+every layer's tests import the shared deal scripts of ``table_script``, and the
+helpers here (``from conftest import wait_until, spawn, run``) where a fixture
+does not reach (a module-level harness).
+
+- :func:`wait_until` polls a predicate until it holds.  Its bound only matters when
+  the code is broken (a hang must fail the test, not the run); it is never a
+  measurement, and no test asserts on how long a wait took.
+- :func:`spawn` / :func:`run` start a child with the dispositions a shell gives a
+  command it starts in the foreground: SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE,
+  SIGCHLD and the job-control signals back to their defaults and none blocked,
+  whatever the test runner inherited (started under ``nohup``, or from a script
+  that did ``trap '' INT``, a child would otherwise ignore Ctrl-C).  Every child
+  :func:`spawn` starts is killed and reaped when the test ends (the ``children``
+  fixture) or at the latest when the session does, even when the test fails.
+- :func:`fork_main` runs ``preftable ARGS`` (``controller.app.cli.main``) in a child
+  forked from the test process: a real process with its own pid, files and
+  signals (SIGKILL it, SIGTERM it), without the second or so a fresh interpreter
+  spends importing the project.  Tests of the command line as a user runs it keep
+  :func:`spawn` (``python -m controller``); tests that start a service fifty
+  times use this.
 """
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import weakref
+from pathlib import Path
+from typing import Callable, TypeVar
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PREFTABLE = [sys.executable, "-m", "controller"]
+BOUND = 60.0         # s: a wait this long is a hang (broken code), never a slow machine
+T = TypeVar("T")
+
+#: the dispositions a child gets back (SIGKILL/SIGSTOP cannot be changed, so are not named)
+RESET_SIGNALS = tuple(getattr(signal, name) for name in (
+    "SIGINT", "SIGQUIT", "SIGTERM", "SIGHUP", "SIGPIPE", "SIGCHLD", "SIGALRM", "SIGUSR1", "SIGUSR2",
+    "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGXFSZ") if hasattr(signal, name))
+
+
+def wait_until(predicate: Callable[[], T], what: str = "the condition", timeout: float = BOUND,
+               interval: float = 0.005) -> T:
+    """Poll ``predicate`` until it returns something true and return that; fail the test
+    naming ``what`` if ``timeout`` seconds pass first (a hang, not a slow machine)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened within {timeout:g} s: {what}")
+        time.sleep(interval)
+
+
+def default_signals() -> None:
+    """In the child, before exec: default dispositions, nothing blocked."""
+    for sig in RESET_SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+
+
+_LIVE: weakref.WeakSet = weakref.WeakSet()     # every child started here and not yet reaped
+
+
+def spawn(args, **kwargs) -> subprocess.Popen:
+    """``subprocess.Popen`` with default signals in the child (cwd: the repository).  The
+    ``children`` fixture (or the end of the session) ends it if the test does not."""
+    kwargs.setdefault("cwd", ROOT)
+    kwargs.setdefault("preexec_fn", default_signals)
+    proc = subprocess.Popen(list(args), **kwargs)
+    _LIVE.add(proc)
+    return proc
+
+
+def end(proc, grace: float = 5.0) -> int:
+    """Kill ``proc`` if it still runs and reap it (its pipes closed); its exit status."""
+    if proc.poll() is None:
+        proc.kill()
+    try:
+        proc.communicate(timeout=grace)
+    except (ValueError, OSError, subprocess.TimeoutExpired):   # pipes already read and closed
+        proc.wait(grace)
+    return proc.returncode
+
+
+def run(args, timeout: float = BOUND, **kwargs) -> subprocess.CompletedProcess:
+    """``subprocess.run`` with default signals in the child; text output captured unless
+    told otherwise; the child is killed and reaped if it outlives ``timeout``."""
+    kwargs.setdefault("cwd", ROOT)
+    kwargs.setdefault("preexec_fn", default_signals)
+    if "stdout" not in kwargs and "stderr" not in kwargs:
+        kwargs.setdefault("capture_output", True)
+    kwargs.setdefault("text", True)
+    return subprocess.run(list(args), timeout=timeout, **kwargs)
+
+
+def preftable(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    """``python -m controller ARGS`` as a child process (for what needs one: signals,
+    a real exit, a fresh interpreter); most CLI tests call ``controller.app.cli.main``."""
+    return run(PREFTABLE + [str(a) for a in args], **kwargs)
+
+
+class Forked:
+    """``preftable ARGS`` in a forked child, with :class:`subprocess.Popen`'s handles
+    (``pid``, ``poll``, ``wait``, ``send_signal``, ``kill``, ``returncode``)."""
+
+    def __init__(self, argv, *, stdin: int | None = None, stdout: int | None = None,
+                 stderr: int | None = None, env: dict | None = None, before: Callable[[], None] | None = None):
+        argv = [str(a) for a in argv]
+        self.args = argv
+        self.returncode: int | None = None
+        pid = os.fork()
+        if pid == 0:                              # the child: never returns into pytest
+            code = 1
+            try:
+                code = self._child(argv, stdin, stdout, stderr, env, before)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            except BaseException:                 # a crash shows in the child's stderr, as a process's
+                import traceback
+                traceback.print_exc()
+            finally:
+                try:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                finally:
+                    os._exit(code)
+        self.pid = pid
+        _LIVE.add(self)
+
+    @staticmethod
+    def _child(argv, stdin, stdout, stderr, env, before) -> int:
+        import logging
+        default_signals()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd, target in ((0, stdin), (1, stdout), (2, stderr)):
+            os.dup2(null if target is None else target, fd)
+        # nothing of the test process's stays open here: a pty the test closes must hang up
+        os.closerange(3, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") < 65536 else 65536)
+        sys.stdin = open(0, closefd=False)
+        sys.stdout = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = open(2, "w", buffering=1, closefd=False)
+        root = logging.getLogger()
+        for handler in list(root.handlers):       # pytest's capture: the CLI sets up its own
+            root.removeHandler(handler)
+        root.setLevel(logging.WARNING)
+        if env:
+            os.environ.update(env)
+        if before is not None:
+            before()
+        from controller.app.cli import main
+        return main(argv)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if timeout is None:
+            if self.returncode is None:
+                self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+            return self.returncode
+        wait_until(lambda: self.poll() is not None, f"pid {self.pid} ({' '.join(self.args)}) to exit", timeout,
+                   interval=0.002)
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def communicate(self, timeout: float | None = None):
+        self.wait(timeout)
+        return None, None
+
+
+def fork_main(argv, **kwargs) -> Forked:
+    """``preftable ARGV`` in a forked child (:class:`Forked`); ended by the end of the
+    session at the latest (the ``children`` fixture ends it with the test)."""
+    return Forked(argv, **kwargs)
+
+
+@pytest.fixture(name="wait_until")
+def wait_until_fixture():
+    return wait_until
+
+
+@pytest.fixture
+def children():
+    """``children(args, **popen_kwargs)`` starts a child (:func:`spawn`; ``fork=True``:
+    :func:`fork_main` of ``args``); each is ended when the test ends, passed or failed."""
+    started: list = []
+
+    def start(args, fork: bool = False, **kwargs):
+        proc = fork_main(args, **kwargs) if fork else spawn(args, **kwargs)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        end(proc)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """No child outlives the run, whatever a test or harness forgot."""
+    for proc in list(_LIVE):
+        end(proc)
+
+
+__all__ = ["wait_until", "spawn", "run", "end", "preftable", "fork_main", "Forked", "default_signals",
+           "PREFTABLE", "ROOT", "BOUND"]
