@@ -17,6 +17,9 @@ does not reach (a module-level harness).
   that did ``trap '' INT``, a child would otherwise ignore Ctrl-C).  Every child
   :func:`spawn` starts is killed and reaped when the test ends (the ``children``
   fixture) or at the latest when the session does, even when the test fails.
+- :func:`cli` calls ``preftable ARGS`` in the test's own process and gives back its
+  exit status and output, for the many tests of what a command says; a command that
+  must be a process of its own (signals, a real exit) is :func:`spawn`'s.
 - :func:`fork_main` runs ``preftable ARGS`` (``controller.app.cli.main``) in a child
   forked from the test process: a real process with its own pid, files and
   signals (SIGKILL it, SIGTERM it), without the second or so a fresh interpreter
@@ -199,6 +202,56 @@ def fork_main(argv, **kwargs) -> Forked:
     return Forked(argv, **kwargs)
 
 
+def cli(args, *, env: dict | None = None, input: str | None = None) -> subprocess.CompletedProcess:
+    """``preftable ARGS`` called in this process (``controller.app.cli.main``), as a child's
+    result: exit status, stdout, stderr (its log lines included, formatted as the CLI
+    does).  What the call changes process-wide is put back: the environment (``env``
+    is added for the call; ``TMPDIR`` also moves :mod:`tempfile`'s folder), the standard
+    streams, the root logger's handlers and level, the SIGINT/SIGTERM handlers."""
+    import io
+    import logging
+    import tempfile
+
+    from controller.app.cli import main
+
+    args = [str(a) for a in args]
+    saved_env = dict(os.environ)
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    root = logging.getLogger()
+    saved_log = list(root.handlers), root.level
+    saved_signals = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    saved_tempdir = tempfile.tempdir
+    def stream(data: bytes = b"") -> io.TextIOWrapper:    # with a .buffer, as the real ones have
+        return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", write_through=True)
+
+    out, err = stream(), stream()
+    try:
+        os.environ.update(env or {})
+        if env and "TMPDIR" in env:
+            tempfile.tempdir = env["TMPDIR"]
+        sys.stdin, sys.stdout, sys.stderr = stream((input or "").encode()), out, err
+        root.handlers = []                        # the CLI's basicConfig then writes to ``err``
+        try:
+            code = main(args)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        for handler in root.handlers:
+            handler.close()
+        root.handlers, level = saved_log
+        root.setLevel(level)
+        tempfile.tempdir = saved_tempdir
+        os.environ.clear()
+        os.environ.update(saved_env)
+        for sig, handler in saved_signals.items():
+            signal.signal(sig, handler)
+    out.flush()
+    err.flush()
+    return subprocess.CompletedProcess(["preftable", *args], code, out.buffer.getvalue().decode(),
+                                       err.buffer.getvalue().decode())
+
+
 @pytest.fixture(name="wait_until")
 def wait_until_fixture():
     return wait_until
@@ -226,5 +279,5 @@ def pytest_sessionfinish(session, exitstatus):
         end(proc)
 
 
-__all__ = ["wait_until", "spawn", "run", "end", "preftable", "fork_main", "Forked", "default_signals",
+__all__ = ["wait_until", "spawn", "run", "end", "preftable", "cli", "fork_main", "Forked", "default_signals",
            "PREFTABLE", "ROOT", "BOUND"]
