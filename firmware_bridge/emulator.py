@@ -153,13 +153,17 @@ class HubEmulator:
     start the hub as a host's CFG would; ``hb_ms``, ``state_ms``, ``proto`` and
     ``edge_ms`` (``False``: a hub that sends no ``@edge_ms``) emulate another hub
     than PROTOCOL.md's.  ``realtime=False``: the hub's clock moves only by
-    :meth:`advance`, for tests that need exact hub times.
+    :meth:`advance`, for tests that need exact hub times.  ``clock`` (seconds, never
+    decreasing; ``time.monotonic``) times the host's world around the firmware: how
+    long a :meth:`go_silent` lasts, a script's pace on a real-time hub, and the
+    stamps :meth:`flip` returns; a :class:`~controller.core.clock.VirtualClock` makes
+    them the test's (its ``sleep`` paces a script).
     """
 
     def __init__(self, readers: int = 4, fw_version: str = "emu-1", boot_id: str | None = None,
                  absent_ms: int | None = None, poll_ms: int | None = None, *, proto: int = PROTO_VERSION,
                  hb_ms: int = HB_MS, state_ms: int = STATE_MS, leds: int = 8, edge_ms: bool = True,
-                 realtime: bool = True):
+                 realtime: bool = True, clock: Callable[[], float] = time.monotonic):
         if not 1 <= readers <= MAX_READERS:
             raise ValueError(f"readers must be 1-{MAX_READERS} (PROTOCOL.md), got {readers}")
         self.readers = readers
@@ -172,6 +176,8 @@ class HubEmulator:
         self.edge_ms = edge_ms
         self._boot_config = {k: v for k, v in (("absent_ms", absent_ms), ("poll_ms", poll_ms)) if v is not None}
         self.clock = HubTicks(realtime)
+        self._now = clock
+        self._sleep = getattr(clock, "sleep", time.sleep)     # a virtual clock's waits pass at once
 
         self.cfg: dict[str, int] = {}
         self.received: list[Frame] = []
@@ -445,7 +451,7 @@ class HubEmulator:
     def flip(self, reader: int, uid: str | None) -> float:
         """Move a tag and have the firmware report it now: its poll rounds run at
         once, its clock moved on by a poll period each (and past ``absent_ms``
-        for a GONE).  Return ``time.monotonic()`` just before the SEEN/GONE frame
+        for a GONE).  Return the emulator's ``clock()`` just before the SEEN/GONE frame
         was written (for latency figures)."""
         with self._lock:
             r = self._reader(reader)
@@ -575,11 +581,11 @@ class HubEmulator:
     def go_silent(self, seconds: float) -> None:
         """Hang for ``seconds``: no polls, no frames, host commands ignored."""
         with self._lock:
-            self._silent_until = time.monotonic() + seconds
+            self._silent_until = self._now() + seconds
 
     @property
     def silent(self) -> bool:
-        return time.monotonic() < self._silent_until
+        return self._now() < self._silent_until
 
     def unplug(self) -> None:
         """Pull the cable: the pty (or TCP server) goes away, the hub loses power."""
@@ -637,13 +643,13 @@ class HubEmulator:
                 while not after.wait(0.1):
                     if not self._running.is_set():
                         return
-            start = time.monotonic()
+            start = self._now()
             hub_time = 0.0                          # for a hand-moved clock: script time played so far
             for t, kind, reader, uid in plan:
                 if self.clock.realtime:
-                    delay = start + t - time.monotonic()
+                    delay = start + t - self._now()
                     if delay > 0:
-                        time.sleep(delay)
+                        self._sleep(delay)
                 elif t > hub_time:
                     self.advance(round((t - hub_time) * 1000))
                     hub_time = t
@@ -689,7 +695,7 @@ class HubEmulator:
                 crc = int(data[-5:-1], 16) ^ 0x0101
                 data = data[:-5] + b"%04X\n" % crc
             if verb in ("SEEN", "GONE"):
-                self._edge_written_at = time.monotonic()
+                self._edge_written_at = self._now()
         if self._capture is not None:
             self._capture.append(data)
         elif not self._write(data) and self._hub is not None:
