@@ -7,7 +7,8 @@ every layer's tests import the shared deal scripts of ``table_script``, and the
 helpers here (``from conftest import wait_until, spawn, run``) where a fixture
 does not reach (a module-level harness).
 
-- :func:`wait_until` polls a predicate until it holds.  Its bound only matters when
+- :func:`wait_until` polls a predicate until it holds (:func:`eventually`: and gives
+  back its last value instead of failing, for helpers that report the failure).  Its bound only matters when
   the code is broken (a hang must fail the test, not the run); it is never a
   measurement, and no test asserts on how long a wait took.
 - :func:`spawn` / :func:`run` start a child with the dispositions a shell gives a
@@ -63,6 +64,17 @@ def wait_until(predicate: Callable[[], T], what: str = "the condition", timeout:
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"never happened within {timeout:g} s: {what}")
+        time.sleep(interval)
+
+
+def eventually(predicate: Callable[[], T], timeout: float = BOUND, interval: float = 0.005) -> T:
+    """:func:`wait_until` for callers that say themselves what went wrong: the
+    predicate's last value (false if it never held within ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
         time.sleep(interval)
 
 
@@ -279,5 +291,5 @@ def pytest_sessionfinish(session, exitstatus):
         end(proc)
 
 
-__all__ = ["wait_until", "spawn", "run", "end", "preftable", "cli", "fork_main", "Forked", "default_signals",
+__all__ = ["wait_until", "eventually", "spawn", "run", "end", "preftable", "cli", "fork_main", "Forked", "default_signals",
            "PREFTABLE", "ROOT", "BOUND"]

@@ -33,6 +33,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import eventually
+
 ROOT = Path(__file__).resolve().parents[2]
 MOSQUITTO = "/usr/sbin/mosquitto"
 MOSQUITTO_PASSWD = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
@@ -186,12 +188,9 @@ def broker(tmp_path):
 def wait_until(condition, timeout: float, what) -> None:
     """Poll ``condition`` until true; fail after ``timeout`` s saying what was awaited
     (``what`` may be a callable giving the state at the time of failure)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            detail = what() if callable(what) else what
-            raise AssertionError(f"gave up after {timeout:.0f} s waiting for {detail}")
-        time.sleep(0.02)        # a polling interval, never a synchronisation
+    if not eventually(condition, timeout, interval=0.02):     # a polling interval, never a synchronisation
+        detail = what() if callable(what) else what
+        raise AssertionError(f"gave up after {timeout:.0f} s waiting for {detail}")
 
 
 class SimTable:

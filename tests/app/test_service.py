@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from controller.core.clock import VirtualClock
 from controller.core.config import GameConfig
 from controller.core.events import read_events
 from controller.store.gamelog import SessionLog
 from controller.app.settings import load_settings
 from controller.app.sim import Noise, TableSimulator
 from controller.core.tracker import DealTracker
-from conftest import fork_main, spawn, wait_until
+from conftest import eventually, fork_main, wait_until
 from resume_check import cut_and_resume
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,15 +67,12 @@ def expected_events(cfg_path, count):
 
 
 def wait_for_events(events_path: Path, count: int, timeout: float) -> int:
-    deadline = time.monotonic() + timeout
-    n = 0
-    while time.monotonic() < deadline:
-        if events_path.exists():
-            n = len(table_event_lines(events_path))
-            if n >= count:
-                return n
-        time.sleep(0.05)
-    return n
+    """The table-event lines in ``events_path`` once there are ``count`` (fewer: the bound passed)."""
+    def logged() -> int:
+        return len(table_event_lines(events_path)) if events_path.exists() else 0
+
+    eventually(lambda: logged() >= count, timeout, interval=0.05)
+    return logged()
 
 
 def test_sigkill_at_50_random_moments_loses_nothing(tmp_path):
@@ -361,18 +359,20 @@ def test_gpio_buttons_reach_the_tracker_and_a_held_new_deal_closes_the_pulka(tmp
     finished = []
     from controller.app.backends.display import DisplayConfig
 
+    clock = VirtualClock(50.0)          # the loop's button polls read it: presses and holds on virtual time
     service = TableService(Settings(sections={"display": DisplayConfig("none")}), None, tmp_path, buttons=buttons,
-                           on_finished=lambda summary, path: finished.append((summary, path)))
+                           on_finished=lambda summary, path: finished.append((summary, path)), clock=clock)
     first = service.open_session(new=True)
     source = QuietTable()
     runner = threading.Thread(target=service.run, args=(source,), daemon=True)
     runner.start()
 
-    def wait(cond, timeout=5.0):
-        deadline = time.monotonic() + timeout
-        while not cond() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return cond()
+    def wait(cond, timeout=60.0):
+        return eventually(cond, timeout, interval=0.01)
+
+    def while_time_passes(cond) -> bool:
+        """Move the clock 10 ms at each look until ``cond`` holds (the loop polls meanwhile)."""
+        return eventually(lambda: cond() or clock.advance(0.01) < 0, 60.0, interval=0.005)
 
     try:
         assert wait(lambda: hasattr(source, "sink"))
@@ -380,11 +380,10 @@ def test_gpio_buttons_reach_the_tracker_and_a_held_new_deal_closes_the_pulka(tmp
         source.sink(placed(0.6, "seat2", card="8s"))
         assert wait(lambda: service.tracker.deal is not None and len(service.tracker.deal.plays) == 2)
         factory.fake.press(pins["undo"])
-        time.sleep(0.1)
+        assert while_time_passes(lambda: len(service.tracker.deal.plays) == 1)
         factory.fake.release(pins["undo"])
-        assert wait(lambda: len(service.tracker.deal.plays) == 1)
         factory.fake.press(pins["new_deal"])              # held: a new pulka
-        assert wait(lambda: service.session.folder != first.folder)
+        assert while_time_passes(lambda: service.session.folder != first.folder)
         factory.fake.release(pins["new_deal"])
     finally:
         service.stop()

@@ -17,11 +17,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
 import pytest
+
+from conftest import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFTABLE = [sys.executable, "-m", "controller"]
@@ -63,14 +64,15 @@ class Pane:
         return lines
 
     def wait_for(self, text: str) -> list[str]:
-        deadline = time.monotonic() + LIVENESS_S
-        while True:
-            lines = self.screen()
-            if any(text in line for line in lines):
-                return lines
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never appeared on the screen:\n" + "\n".join(lines))
-            time.sleep(0.1)
+        seen: list[list[str]] = [[]]
+
+        def shown() -> bool:
+            seen[0] = self.screen()
+            return any(text in line for line in seen[0])
+
+        if not eventually(shown, LIVENESS_S, interval=0.1):
+            raise AssertionError(f"{text!r} never appeared on the screen:\n" + "\n".join(seen[0]))
+        return seen[0]
 
     def send(self, *keys: str) -> None:
         self._tmux("send-keys", "-t", "0", *keys)

@@ -21,6 +21,8 @@ import pytest
 from controller.app.sim import Noise, TableSimulator
 from web_table import CHROMIUM, LiveTable, browser_context, wait_live
 
+from conftest import eventually
+
 pytestmark = [pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
               pytest.mark.timeout(180)]
 
@@ -120,12 +122,7 @@ def post_control(url: str, line: dict, cookie: str | None = None) -> tuple[int, 
 
 
 def wait_for_line(table, needle: str, timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if needle in table.events_text():
-            return True
-        time.sleep(0.05)
-    return False
+    return eventually(lambda: needle in table.events_text(), timeout, interval=0.05)
 
 
 def test_control_without_the_pin_is_refused_and_with_it_reaches_the_game_log(page, table):

@@ -24,6 +24,8 @@ from firmware_bridge.codec import Frame, FrameParser, encode
 from firmware_bridge.emulator import HubEmulator
 from firmware_bridge.link import HubLink, describe_open_error, open_port
 
+from conftest import eventually
+
 ZONES = ["seat1", "seat2", "seat3", "prikup"]
 A, B, C, D = "04A2B11C6F5E80", "DEADBEEF", "00112233445566778899", "CAFEF00D"
 
@@ -34,12 +36,7 @@ FAST_LINK = dict(hb_timeout=60, reply_timeout=0.1, reopen_backoff=(0.02, 0.2))
 
 
 def wait_for(pred, timeout: float = 3.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.005)
-    return pred()
+    return eventually(pred, timeout)
 
 
 @contextmanager
