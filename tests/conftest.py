@@ -110,19 +110,18 @@ def end(proc, grace: float = 5.0) -> int:
 
 
 def run(args, timeout: float = BOUND, **kwargs) -> subprocess.CompletedProcess:
-    """``subprocess.run`` with default signals in the child; text output captured unless
-    told otherwise; the child is killed and reaped if it outlives ``timeout``."""
+    """``subprocess.run`` with default signals in the child (cwd: the repository); the
+    child is killed and reaped if it outlives ``timeout``."""
     kwargs.setdefault("cwd", ROOT)
     kwargs.setdefault("preexec_fn", default_signals)
-    if "stdout" not in kwargs and "stderr" not in kwargs:
-        kwargs.setdefault("capture_output", True)
-    kwargs.setdefault("text", True)
     return subprocess.run(list(args), timeout=timeout, **kwargs)
 
 
 def preftable(*args: str, **kwargs) -> subprocess.CompletedProcess:
     """``python -m controller ARGS`` as a child process (for what needs one: signals,
     a real exit, a fresh interpreter); most CLI tests call ``controller.app.cli.main``."""
+    kwargs.setdefault("capture_output", True)
+    kwargs.setdefault("text", True)
     return run(PREFTABLE + [str(a) for a in args], **kwargs)
 
 

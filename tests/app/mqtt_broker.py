@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import eventually
+from conftest import eventually, run as run_child
 
 ROOT = Path(__file__).resolve().parents[2]
 MOSQUITTO = "/usr/sbin/mosquitto"
@@ -296,7 +296,7 @@ def replay_summary(folder: Path) -> dict:
             "--config", str(folder / "config.toml"), "--json"]
     if (folder / "deck.toml").exists():
         args += ["--deck", str(folder / "deck.toml")]
-    out = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    out = run_child(args, cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PREFTABLE, cli, run, wait_until
+from conftest import PREFTABLE, cli, preftable, run, wait_until
 
 LIVENESS_S = 120
 
@@ -55,14 +55,13 @@ def session_events(log_dir: Path, lines: int = 1) -> Path | None:
 
 
 def test_demo_says_how_many_and_its_replay_hint_works(tmp_path):
-    res = run(PREFTABLE + ["demo", "--deals", "1", "--speed", "5", "--seed", "5", "--log-dir", str(tmp_path)],
-              timeout=LIVENESS_S)
+    res = preftable("demo", "--deals", "1", "--speed", "5", "--seed", "5", "--log-dir", tmp_path, timeout=LIVENESS_S)
     assert res.returncode == 0, res.stderr
     assert "played 1 deal in " in res.stdout and "1 deals" not in res.stdout
     [hint] = [l for l in res.stdout.splitlines() if l.startswith("replay it with: ")]
     command = shlex.split(hint.removeprefix("replay it with: "))
     assert command[0].endswith("preftable")
-    again = run(command, timeout=LIVENESS_S)
+    again = run(command, timeout=LIVENESS_S, capture_output=True, text=True)
     assert again.returncode == 0 and "settlement (sochi)" in again.stdout
     assert "the session's own config.toml and deck.toml" in again.stderr
 

@@ -8,18 +8,19 @@ the series around contract deals, a defender's revoke, and ``bidding = false``."
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run as run_child
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return run_child([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT,
+                     capture_output=True, text=True, timeout=120)
 
 
 class Events:

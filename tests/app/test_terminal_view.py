@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import eventually
+from conftest import eventually, spawn as spawn_child
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFTABLE = [sys.executable, "-m", "controller"]
@@ -197,8 +197,8 @@ def test_run_board_shows_waiting_for_the_hub_then_connected(pane, tmp_path):
     p = pane(shlex.join(PREFTABLE + ["run", "--config", str(cfg), "--wait"]), 60)
     lines = p.wait_for(f"waiting for hub on {link}")
     assert all(len(line) <= 60 for line in lines)
-    emulator = subprocess.Popen(PREFTABLE + ["hub-emulator", "--readers", "4"], cwd=ROOT, text=True,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    emulator = spawn_child(PREFTABLE + ["hub-emulator", "--readers", "4"], cwd=ROOT, text=True,
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         pty = emulator.stdout.readline().strip()
         os.symlink(pty, link)

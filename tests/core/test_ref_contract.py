@@ -3,12 +3,12 @@ card sequence (found by a seeded search in ``contract_games``) and replayed thro
 (``python -m controller replay FILE --json``), with their variants."""
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run as run_child
 from contract_games import active_after, find_play
 from table_script import Script, config
 
@@ -51,8 +51,8 @@ def replayed(s: Script, tmp_path: Path) -> dict:
     events.write_text("".join(e.to_json() + "\n" for e in s.events))
     cfg = tmp_path / "rules.toml"
     cfg.write_text(s.cfg.to_toml())
-    res = subprocess.run([sys.executable, "-m", "controller", "replay", str(events), "--config", str(cfg),
-                          "--json"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    res = run_child([sys.executable, "-m", "controller", "replay", str(events), "--config", str(cfg),
+                     "--json"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert res.returncode == 0 and "skipped" not in res.stderr, res.stderr     # every line valid
     return json.loads(res.stdout)
 
