@@ -26,14 +26,13 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import eventually, run as run_child
+from conftest import cli, eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 MOSQUITTO = "/usr/sbin/mosquitto"
@@ -292,11 +291,10 @@ def describe(mirror: Path, original: Path):
 
 def replay_summary(folder: Path) -> dict:
     """What ``preftable replay`` prints for a session folder (the CLI, as a user runs it)."""
-    args = [sys.executable, "-m", "controller", "replay", str(folder / "events.jsonl"),
-            "--config", str(folder / "config.toml"), "--json"]
+    args = ["replay", folder / "events.jsonl", "--config", folder / "config.toml", "--json"]
     if (folder / "deck.toml").exists():
-        args += ["--deck", str(folder / "deck.toml")]
-    out = run_child(args, cwd=ROOT, capture_output=True, text=True, timeout=60)
+        args += ["--deck", folder / "deck.toml"]
+    out = cli(args)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
