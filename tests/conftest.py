@@ -127,13 +127,25 @@ def preftable(*args: str, **kwargs) -> subprocess.CompletedProcess:
 
 class Forked:
     """``preftable ARGS`` in a forked child, with :class:`subprocess.Popen`'s handles
-    (``pid``, ``poll``, ``wait``, ``send_signal``, ``kill``, ``returncode``)."""
+    (``pid``, ``poll``, ``wait``, ``send_signal``, ``kill``, ``terminate``,
+    ``communicate``, ``returncode``).  ``stdin``/``stdout``/``stderr``: a file
+    descriptor, ``None`` (``/dev/null``) or ``subprocess.PIPE`` for stdout/stderr
+    (then :attr:`stdout`/:attr:`stderr` are text streams to read)."""
 
     def __init__(self, argv, *, stdin: int | None = None, stdout: int | None = None,
                  stderr: int | None = None, env: dict | None = None, before: Callable[[], None] | None = None):
         argv = [str(a) for a in argv]
         self.args = argv
         self.returncode: int | None = None
+        self.stdout = self.stderr = None
+        pipes = {}
+        for name, target in (("stdout", stdout), ("stderr", stderr)):
+            if target == subprocess.PIPE:
+                pipes[name] = os.pipe()
+        if "stdout" in pipes:
+            stdout = pipes["stdout"][1]
+        if "stderr" in pipes:
+            stderr = pipes["stderr"][1]
         pid = os.fork()
         if pid == 0:                              # the child: never returns into pytest
             code = 1
@@ -151,6 +163,9 @@ class Forked:
                 finally:
                     os._exit(code)
         self.pid = pid
+        for name, (read_end, write_end) in pipes.items():
+            os.close(write_end)
+            setattr(self, name, open(read_end, encoding="utf-8", errors="replace"))
         _LIVE.add(self)
 
     @staticmethod
@@ -203,8 +218,14 @@ class Forked:
         self.send_signal(signal.SIGTERM)
 
     def communicate(self, timeout: float | None = None):
+        """Read what is left on the piped streams (to their end: the child's exit), then reap it."""
+        out = self.stdout.read() if self.stdout is not None else None
+        err = self.stderr.read() if self.stderr is not None else None
         self.wait(timeout)
-        return None, None
+        for stream in (self.stdout, self.stderr):
+            if stream is not None:
+                stream.close()
+        return out, err
 
 
 def fork_main(argv, **kwargs) -> Forked:
