@@ -788,11 +788,12 @@ class RawHost:
         return self.frames
 
     def until(self, predicate, timeout=3.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
+        def said() -> bool:                      # each look reads the port (with its own timeout)
             self.frames += self.parser.feed(self.read())
-            if predicate(self.frames):
-                return self.frames
+            return predicate(self.frames)
+
+        if eventually(said, timeout, interval=0):
+            return self.frames
         raise AssertionError("timed out; got %r" % [(f.seq, f.verb, f.fields) for f in self.frames])
 
     def close(self):
