@@ -221,10 +221,7 @@ def test_garbage_goes_on_the_line_as_is(hub):
     emu, host = hub
     emu.send_garbage(b"\x01\x02junk\r\n")
     assert host.wait(lambda f: f.verb == "STATE")
-    deadline = time.monotonic() + 1
-    while b"\x01\x02junk\r\n" not in host.raw and time.monotonic() < deadline:
-        host.pump()
-    assert b"\x01\x02junk\r\n" in host.raw
+    wait_until(lambda: host.pump() or b"\x01\x02junk\r\n" in host.raw, "the garbage on the line", interval=0)
     assert host.parser.stats.garbage == 1
 
 
@@ -491,7 +488,8 @@ def test_hand_moved_clock_polls_debounces_and_times_like_the_firmware():
         host.send("HELLO", 1)
         assert host.wait(lambda f: f.verb == "HELLO")
         emu.place(1, UID)
-        time.sleep(0.1)                                               # wall time alone does nothing
+        host.send("HELLO", 1)                                         # the firmware's loop turns meanwhile,
+        assert host.wait(lambda f: f.verb == "HELLO")                 # its clock still: no poll round
         host.pump()
         assert not [f for f in host.frames if f.verb == "SEEN"] and emu.reported() == [None, None]
         emu.advance(50)                                               # poll rounds at 25 and 50 ms
@@ -547,20 +545,16 @@ def test_burst_and_flip_drive_the_firmwares_own_polls():
         started = []
         emu.burst(101, reader=1, on_start=lambda: started.append(True))
         assert started == [True]
-        deadline = time.monotonic() + 10
-        while len([f for f in host.frames if f.verb in ("SEEN", "GONE") and f.fields[0] == "1"]) < 101:
-            assert time.monotonic() < deadline
-            host.pump()
+        wait_until(lambda: host.pump() or len([f for f in host.frames if f.verb in ("SEEN", "GONE")
+                                               and f.fields[0] == "1"]) >= 101, "the burst's 101 edges", interval=0)
         edges = [f.verb for f in host.frames if f.verb in ("SEEN", "GONE") and f.fields[0] == "1"]
         assert edges == ["SEEN", "GONE"] * 50 + ["SEEN"] and emu.reported()[1] == "04A2B11C6F5E80"
         seqs = [f.seq for f in host.frames]
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))      # nothing lost on the way
         assert emu.poll_ms == 50 and emu.absent_ms == 300             # its settings put back
         emu.burst(5, readers=[0, 3])                                  # two readers in step
-        deadline = time.monotonic() + 10
-        while len([f for f in host.frames if f.verb in ("SEEN", "GONE") and f.fields[0] in "03"]) < 5:
-            assert time.monotonic() < deadline
-            host.pump()
+        wait_until(lambda: host.pump() or len([f for f in host.frames if f.verb in ("SEEN", "GONE")
+                                               and f.fields[0] in "03"]) >= 5, "the two readers' 5 edges", interval=0)
         edges = [(f.verb, f.fields[0]) for f in host.frames if f.verb in ("SEEN", "GONE") and f.fields[0] in "03"]
         assert edges == [("SEEN", "0"), ("SEEN", "3"), ("GONE", "0"), ("GONE", "3"), ("SEEN", "0")]
     finally:
