@@ -10,15 +10,15 @@ table meets: dropped frames, corrupted CRCs, garbage, silence, a reboot (a
 fresh ``Hub`` with a new boot_id), an unplug and a return of the pty or TCP
 port.  Like OctoPrint's virtual printer it sits behind the same interface as
 the real device: the host opens a path or a ``socket://`` URL.
-``preftable hub-emulator`` is :func:`cli_main`.
+``preftable hub-emulator`` is :func:`serve` (its options and the simulated players
+that ``--simulate`` plays by the table's rules are the app's:
+:mod:`controller.app.hub_emulator_cli`).
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
-import random
 import select
 import signal
 import socket
@@ -30,10 +30,10 @@ import tty
 from collections import Counter
 from typing import Callable, Iterable, Sequence
 
-from controller.core.cards import DECK, Card, seat_names, zone_names
+from controller.core.cards import DECK
 from controller.core.deck import load_deck
-from controller.core.errors import DeckError, EventError, LinkError
-from controller.core.events import TableEvent, normalise_uid, placed, read_events, removed
+from controller.core.errors import LinkError
+from controller.core.events import TableEvent, normalise_uid
 
 from .codec import MAX_FRAME, MAX_READERS, PROTO_VERSION, Frame, FrameError, decode_line
 from .firmware.hub import CFG_DEFAULTS, HB_MS, STATE_MS, Hub, make_boot_id
@@ -153,13 +153,17 @@ class HubEmulator:
     start the hub as a host's CFG would; ``hb_ms``, ``state_ms``, ``proto`` and
     ``edge_ms`` (``False``: a hub that sends no ``@edge_ms``) emulate another hub
     than PROTOCOL.md's.  ``realtime=False``: the hub's clock moves only by
-    :meth:`advance`, for tests that need exact hub times.
+    :meth:`advance`, for tests that need exact hub times.  ``clock`` (seconds, never
+    decreasing; ``time.monotonic``) times the host's world around the firmware: how
+    long a :meth:`go_silent` lasts, a script's pace on a real-time hub, and the
+    stamps :meth:`flip` returns; a :class:`~controller.core.clock.VirtualClock` makes
+    them the test's (its ``sleep`` paces a script).
     """
 
     def __init__(self, readers: int = 4, fw_version: str = "emu-1", boot_id: str | None = None,
                  absent_ms: int | None = None, poll_ms: int | None = None, *, proto: int = PROTO_VERSION,
                  hb_ms: int = HB_MS, state_ms: int = STATE_MS, leds: int = 8, edge_ms: bool = True,
-                 realtime: bool = True):
+                 realtime: bool = True, clock: Callable[[], float] = time.monotonic):
         if not 1 <= readers <= MAX_READERS:
             raise ValueError(f"readers must be 1-{MAX_READERS} (PROTOCOL.md), got {readers}")
         self.readers = readers
@@ -172,6 +176,8 @@ class HubEmulator:
         self.edge_ms = edge_ms
         self._boot_config = {k: v for k, v in (("absent_ms", absent_ms), ("poll_ms", poll_ms)) if v is not None}
         self.clock = HubTicks(realtime)
+        self._now = clock
+        self._sleep = getattr(clock, "sleep", time.sleep)     # a virtual clock's waits pass at once
 
         self.cfg: dict[str, int] = {}
         self.received: list[Frame] = []
@@ -445,7 +451,7 @@ class HubEmulator:
     def flip(self, reader: int, uid: str | None) -> float:
         """Move a tag and have the firmware report it now: its poll rounds run at
         once, its clock moved on by a poll period each (and past ``absent_ms``
-        for a GONE).  Return ``time.monotonic()`` just before the SEEN/GONE frame
+        for a GONE).  Return the emulator's ``clock()`` just before the SEEN/GONE frame
         was written (for latency figures)."""
         with self._lock:
             r = self._reader(reader)
@@ -575,11 +581,11 @@ class HubEmulator:
     def go_silent(self, seconds: float) -> None:
         """Hang for ``seconds``: no polls, no frames, host commands ignored."""
         with self._lock:
-            self._silent_until = time.monotonic() + seconds
+            self._silent_until = self._now() + seconds
 
     @property
     def silent(self) -> bool:
-        return time.monotonic() < self._silent_until
+        return self._now() < self._silent_until
 
     def unplug(self) -> None:
         """Pull the cable: the pty (or TCP server) goes away, the hub loses power."""
@@ -637,13 +643,13 @@ class HubEmulator:
                 while not after.wait(0.1):
                     if not self._running.is_set():
                         return
-            start = time.monotonic()
+            start = self._now()
             hub_time = 0.0                          # for a hand-moved clock: script time played so far
             for t, kind, reader, uid in plan:
                 if self.clock.realtime:
-                    delay = start + t - time.monotonic()
+                    delay = start + t - self._now()
                     if delay > 0:
-                        time.sleep(delay)
+                        self._sleep(delay)
                 elif t > hub_time:
                     self.advance(round((t - hub_time) * 1000))
                     hub_time = t
@@ -689,7 +695,7 @@ class HubEmulator:
                 crc = int(data[-5:-1], 16) ^ 0x0101
                 data = data[:-5] + b"%04X\n" % crc
             if verb in ("SEEN", "GONE"):
-                self._edge_written_at = time.monotonic()
+                self._edge_written_at = self._now()
         if self._capture is not None:
             self._capture.append(data)
         elif not self._write(data) and self._hub is not None:
@@ -728,62 +734,6 @@ class _Line:
         """Unused: the emulator's own loop waits on the pty or socket."""
 
 
-def simulate_deals(players: int = 3, deals: int = 1, seed: int | None = None,
-                   pace: float = 0.4, first_dealer: int = 1) -> list[TableEvent]:
-    """Table events of simulated players playing raspasovka deals (prikup
-    ``dealer_leads``): the dealer turns up the two prikup cards for tricks 1
-    and 2, first hand leads trick 3, then the winner leads; everyone follows
-    suit with their lowest card of it, else throws their highest card.  Each
-    trick is cleared before the next; ``pace`` seconds between moves."""
-    if players not in (3, 4):
-        raise ValueError(f"players must be 3 or 4, got {players}")
-    rng = random.Random(seed)
-    seats = seat_names(players)
-    out: list[TableEvent] = []
-    t = 0.0
-    dealer = first_dealer - 1
-    for _ in range(deals):
-        order = [seats[(dealer + k) % players] for k in range(1, players + 1)]   # first hand first
-        active = order if players == 3 else order[:3]
-        deck = list(DECK)
-        rng.shuffle(deck)
-        hands = {seat: sorted(deck[10 * i:10 * i + 10]) for i, seat in enumerate(active)}
-        prikup = deck[30:32]
-        leader: str | None = None
-        for trick in range(10):
-            plays: list[tuple[str, Card]] = []
-            if trick < 2:
-                plays.append(("prikup", prikup[trick]))
-                turn = active
-            else:
-                if leader is None or leader == "prikup":
-                    leader = active[0]
-                start = active.index(leader)
-                turn = active[start:] + active[:start]
-            for seat in turn:
-                hand = hands[seat]
-                if plays:
-                    suit = plays[0][1].suit
-                    same = [c for c in hand if c.suit == suit]
-                    card = min(same, key=lambda c: c.rank) if same else max(hand, key=lambda c: c.rank)
-                else:
-                    card = min(hand, key=lambda c: c.rank)
-                hand.remove(card)
-                plays.append((seat, card))
-            led = plays[0][1].suit
-            leader = max((p for p in plays if p[1].suit == led), key=lambda p: p[1].rank)[0]
-            for zone, card in plays:
-                t += pace
-                out.append(placed(round(t, 3), zone, card=card))
-            t += pace
-            for zone, card in plays:
-                t += pace / 4
-                out.append(removed(round(t, 3), zone, card=card))
-        dealer = (dealer + 1) % players
-        t += 2 * pace
-    return out
-
-
 def load_deck_cards(path: str) -> dict[str, str]:
     """A deck file (FORMATS.md), validated like the table's own (``controller.core.deck``),
     as ``{card code: uid}``."""
@@ -795,90 +745,48 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def cli_main(argv: list[str]) -> int:
-    """``preftable hub-emulator``: serve a virtual hub until Ctrl-C (or ``quit``).
+def serve(events: Sequence[TableEvent] = (), zones: Sequence[str] = (), deck: dict[str, str] | None = None, *,
+          readers: int = 4, speed: float = 1.0, tcp: int | None = None, host: str = "127.0.0.1",
+          edge_ms: bool = True, what: str = "the script", stdin=None, stdout=None, stderr=None) -> int:
+    """Serve a virtual hub until Ctrl-C, SIGTERM or ``quit`` (``preftable hub-emulator``,
+    whose options :mod:`controller.app.hub_emulator_cli` parses and checks).
 
-    Prints the device path (``/dev/pts/N``) or ``socket://host:port`` on the
-    first line of stdout; reads fault commands from stdin (:data:`COMMANDS_HELP`).
+    Prints the device path (``/dev/pts/N``) or ``socket://host:port`` on the first
+    line of stdout; plays ``events`` on the readers of ``zones`` once the host has
+    said HELLO; reads fault commands from stdin (:data:`COMMANDS_HELP`).  Returns the
+    exit status.
     """
-    parser = argparse.ArgumentParser(prog="preftable hub-emulator",
-                                     description="A virtual table hub on a pty or a TCP port.")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--pty", action="store_true",
-                       help="serve on a pty (the default); prints a stable path (a symlink to it)")
-    where.add_argument("--tcp", type=int, metavar="PORT", help="serve on TCP PORT (socket://127.0.0.1:PORT)")
-    parser.add_argument("--host", default="127.0.0.1", help="address for --tcp (default 127.0.0.1)")
-    parser.add_argument("--readers", type=int, default=4, help="number of readers (default 4)")
-    parser.add_argument("--script", metavar="EVENTS.jsonl", help="table events to play on the readers")
-    parser.add_argument("--zones", default="seat1,seat2,seat3,prikup",
-                        help="zone of each reader, reader 0 first (default seat1,seat2,seat3,prikup)")
-    parser.add_argument("--deck", metavar="DECK", help="deck file mapping UIDs to cards (for 'card' events)")
-    parser.add_argument("--speed", type=float, default=1.0, help="play the script this many times faster")
-    parser.add_argument("--simulate", type=int, metavar="DEALS", default=0,
-                        help="no script: simulated players play DEALS raspasovka deals")
-    parser.add_argument("--players", type=int, choices=(3, 4), default=3,
-                        help="players for --simulate (default 3; zones become seat1..seatN,prikup)")
-    parser.add_argument("--seed", type=int, help="random seed for --simulate")
-    parser.add_argument("--no-edge-ms", action="store_true",
-                        help="emulate a hub whose STATE carries no @edge_ms (the host must guess orders)")
-    if argv[:1] == ["--"]:                    # `preftable hub-emulator -- --pty …`
-        argv = argv[1:]
-    args = parser.parse_args(argv)
-    if args.simulate and args.script:
-        parser.error("--simulate and --script exclude each other")
-    if args.simulate:
-        args.zones = ",".join(zone_names(args.players))
-    zones = [z.strip() for z in args.zones.split(",") if z.strip()]
-    if not 1 <= args.readers <= MAX_READERS:
-        parser.error(f"--readers must be 1-{MAX_READERS}")
+    stdin = sys.stdin if stdin is None else stdin
+    stdout = sys.stdout if stdout is None else stdout
+    stderr = sys.stderr if stderr is None else stderr
+    emulator = HubEmulator(readers=readers, edge_ms=edge_ms)
     try:
-        deck = load_deck_cards(args.deck) if args.deck else None
-    except DeckError as exc:                   # the message names the file and the card or uid
-        print(f"hub-emulator: cannot read deck: {exc}", file=sys.stderr)
-        return 2
-    events = []
-    if args.script:
-        try:
-            with open(args.script, encoding="utf-8") as fh:
-                events = list(read_events(fh, zones, on_error=lambda n, msg: print(
-                    f"hub-emulator: {args.script}:{n}: {msg}", file=sys.stderr)))
-        except (OSError, EventError, OverflowError) as exc:   # OverflowError: a 400-digit t
-            print(f"hub-emulator: cannot read script {args.script}: {exc}", file=sys.stderr)
-            return 2
-    if args.simulate:
-        events = simulate_deals(args.players, args.simulate, args.seed)
-    readers = max(args.readers, len(zones)) if events else args.readers
-    if readers > MAX_READERS:
-        print(f"hub-emulator: {len(zones)} zones, a hub has at most {MAX_READERS} readers", file=sys.stderr)
-        return 2
-    emulator = HubEmulator(readers=readers, edge_ms=not args.no_edge_ms)
-    try:
-        if args.tcp is not None:
-            host, port = emulator.serve_tcp(args.host, args.tcp)
-            print(f"socket://{host}:{port}", flush=True)
+        if tcp is not None:
+            host, port = emulator.serve_tcp(host, tcp)
+            print(f"socket://{host}:{port}", file=stdout, flush=True)
         else:
-            print(emulator.open_pty(), flush=True)
-            print(f"# stable path, follows unplug/replug: {emulator.link_path}", file=sys.stderr, flush=True)
+            print(emulator.open_pty(), file=stdout, flush=True)
+            print(f"# stable path, follows unplug/replug: {emulator.link_path}", file=stderr, flush=True)
     except OSError as exc:
         emulator.close()                        # no pty folder left behind
         # one line in the CLI's own format (cli.main reports a PreftableError, exit 2)
-        where = f"TCP port {args.tcp}" if args.tcp is not None else "a pty"
+        where = f"TCP port {tcp}" if tcp is not None else "a pty"
         raise LinkError(f"hub-emulator cannot serve on {where}: {exc.strerror or exc}") from None
     if events:
         try:
             # a host connecting late must not miss the first moves (and see them out of turn)
-            emulator.play(events, zones, deck, speed=args.speed, after=emulator.host_hello)
+            emulator.play(events, zones, deck, speed=speed, after=emulator.host_hello)
         except ValueError as exc:                 # a uid no tag can have
-            print(f"hub-emulator: cannot play {args.script or 'the simulation'}: {exc}", file=sys.stderr)
+            print(f"hub-emulator: cannot play {what}: {exc}", file=stderr)
             emulator.close()
             return 2
         print(f"# {len(events)} table events for readers {', '.join(zones)}: playing once the host "
-              "says HELLO", file=sys.stderr, flush=True)
+              "says HELLO", file=stderr, flush=True)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)     # `kill`, systemd: clean up like Ctrl-C
-    print(f"# {COMMANDS_HELP}", file=sys.stderr, flush=True)
+    print(f"# {COMMANDS_HELP}", file=stderr, flush=True)
     try:
-        for line in sys.stdin:                          # faults on demand, one per line
+        for line in stdin:                              # faults on demand, one per line
             if line.strip() in ("quit", "exit"):
                 break
             try:
@@ -886,7 +794,7 @@ def cli_main(argv: list[str]) -> int:
             except (ValueError, IndexError) as exc:
                 reply = f"? {exc} -- {COMMANDS_HELP}"
             if reply:
-                print(reply, flush=True)
+                print(reply, file=stdout, flush=True)
         else:
             while True:                                 # stdin closed: serve until Ctrl-C
                 time.sleep(3600)

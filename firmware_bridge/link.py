@@ -7,28 +7,24 @@ lost frames, reboots, silences and unplugs, and emits the same
 :class:`~controller.core.events.TableEvent` objects as the ``hw/`` readers.  Host
 commands (LED/TEXT/BEEP/CFG) are non-blocking and tracked to ACK/NAK.
 
-Missed changes (PROTOCOL.md "Keeping the host's view true"): when a STATE
-reveals two or more differences from the host's picture, they are applied in
-the order of the readers' ``edge_ms`` (ties: reader order, the order the hub
-polls and reports in; a reader with no edge since boot changed before all
-that have one).  When that order cannot be known -- a hub that sends no
-``edge_ms``, two readers unchanged since boot, a difference on a reader whose
-later edges were held -- the link says so: ``on_order_guessed(zones)`` is
-called, on the reader thread, just before the events of those zones (in the
-order they will come) reach ``on_event``; they are applied lifts first (a lift
-decides no trick), then the tags laid by their ``edge_ms`` if each has one,
-else in reader order.  A tag replaced by another is lifted before the other
-changes too: the STATE dates only its successor's SEEN.
-Frames held before a gap (since a connect or a reboot) come before what the
-gap lost; a tag lifted and laid back unheard (a STATE with the same uid and a
-newer ``edge_ms``) is lifted and laid back, at its edge's time.
+Missed changes (PROTOCOL.md "Keeping the host's view true") are worked out by the
+pure :class:`~firmware_bridge.reconcile.Reconciler`; this module is the I/O around
+it.  When the order of missed changes cannot be known the link says so:
+``on_order_guessed(zones)`` is called, on the reader thread, just before the
+events of those zones reach ``on_event``.  A card laid and lifted while both its
+frames were lost is logged (WARNING), counted (``seen_in_gap``) and given to
+``on_seen_in_gap(zone)``.  A STATE with fewer tokens than readers changes nothing:
+it is counted (``short_states``) and another is asked for.
+
+Time: ``clock()`` stamps the table events; ``monotonic()`` (default
+``time.monotonic``) runs the timeouts (HB, replies, a restarted hub's settling),
+so a test can move it by hand (:class:`controller.core.clock.VirtualClock`).
 """
 
 from __future__ import annotations
 
 import errno
 import logging
-import math
 import threading
 import time
 from collections import Counter
@@ -39,9 +35,10 @@ import serial
 
 from controller.core.errors import LinkError, ProtocolError
 from controller.core.cards import ascii_text
-from controller.core.events import TableEvent, placed, removed
+from controller.core.events import TableEvent
 
 from .codec import MAX_MS, PROTO_VERSION, SEQ_MODULO, TEXT_COLS, TEXT_ROWS, Frame, FrameParser, encode
+from .reconcile import RECONCILE_COUNTERS, OrderGuessed, Reconciler, SeenInGap, ShortState
 
 log = logging.getLogger(__name__)
 
@@ -51,14 +48,11 @@ WRITE_TIMEOUT = 0.5       # s; a hub that stops reading must not block the host 
 EMPTY_READ = "returned no data"   # pyserial: the port was ready to read but gave nothing
 EMPTY_READ_RETRIES = 5    # in a row, EMPTY_READ_WAIT apart, before the device counts as gone
 EMPTY_READ_WAIT = 0.01    # s
+HB_TIMEOUT = 3.0          # s without an HB: the link is dead (PROTOCOL.md)
 BOOT_SETTLE_MS = 500      # a restarted hub's STATE counts once its uptime is past this (first scans done)
-LINK_COUNTERS = ("events", "gaps", "snaps", "state_fixes", "orders_guessed", "reboots", "reconnects",
+LINK_COUNTERS = ("events", "gaps", "snaps", *RECONCILE_COUNTERS, "reboots", "reconnects",
                  "hb_timeouts", "open_failures", "commands_sent", "command_retries", "commands_acked",
                  "commands_nacked", "commands_failed")
-UINT32 = 2**32
-# when a missed difference happened, for ordering (PROTOCOL.md edge_ms)
-BEFORE_BOOT = "before boot"       # the reader has had no edge since the hub booted
-UNKNOWN = "unknown"               # no edge_ms, or its edge_ms is a later (held) edge
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,13 +106,6 @@ class Command:
         return f"<Command {self.verb} {' '.join(self.fields)} {self.state}>"
 
 
-@dataclass(frozen=True, slots=True)
-class OrderGuessed:
-    """In the outbox, before the events whose relative order no edge_ms told."""
-
-    zones: tuple[str, ...]
-
-
 def describe_open_error(url: str, exc: BaseException) -> str:
     """A one-line message a user can act on for a port that would not open."""
     code = getattr(exc, "errno", None)
@@ -151,22 +138,25 @@ class HubLink:
 
     ``zones[i]`` is the table zone of reader ``i`` (``None``: ignored).
     ``on_event`` receives every table event from the reader thread, stamped
-    with ``clock()`` (never decreasing); timeouts use ``time.monotonic``.
+    with ``clock()`` (never decreasing); timeouts use ``monotonic()``.
     ``on_status`` receives one-line human messages (connected, lost, errors).
     ``on_order_guessed`` receives the zones of missed changes applied in a
-    guessed order, just before their events (see the module's docstring).
+    guessed order, just before their events (see the module's docstring);
+    ``on_seen_in_gap`` the zone where a card lay unheard.
     ``picture`` (a uid or ``None`` per reader) is what the host believes lies
     there before the first STATE, e.g. a resumed game's cards: that STATE then
     reports only what changed meanwhile.
     """
 
     def __init__(self, url: str, zones: Sequence[str | None], on_event: Callable[[TableEvent], None],
-                 clock: Callable[[], float] = time.monotonic, hb_timeout: float = 3.0,
+                 clock: Callable[[], float] = time.monotonic, hb_timeout: float = HB_TIMEOUT,
                  reply_timeout: float = 0.5, retries: int = 3,
                  reopen_backoff: tuple[float, float] = (0.1, 2.0),
                  on_status: Callable[[str], None] | None = None, *, baudrate: int = BAUDRATE,
                  on_order_guessed: Callable[[tuple[str, ...]], None] | None = None,
-                 picture: Sequence[str | None] = ()):
+                 picture: Sequence[str | None] = (),
+                 on_seen_in_gap: Callable[[str], None] | None = None,
+                 monotonic: Callable[[], float] = time.monotonic):
         self.url = url
         self.zones = tuple(zones)
         self._on_event = on_event
@@ -177,6 +167,8 @@ class HubLink:
         self.backoff_min, self.backoff_max = reopen_backoff
         self._on_status = on_status
         self._on_order_guessed = on_order_guessed
+        self._on_seen_in_gap = on_seen_in_gap
+        self._now = monotonic
         self.baudrate = baudrate
 
         self._lock = threading.RLock()
@@ -188,8 +180,7 @@ class HubLink:
         self._counters: Counter[str] = Counter()
 
         # what the host believes lies on each reader (``picture``: a resumed game's), until a STATE says
-        self._picture: list[str | None] = (list(picture) + [None] * len(self.zones))[:max(len(self.zones),
-                                                                                          len(picture))]
+        self._reconcile = Reconciler(self.zones, clock, picture)
         self._hub_info: HubInfo | None = None
         self._boot_id: str | None = None
         self.error: ProtocolError | None = None       # protocol version mismatch, None once ready
@@ -199,12 +190,6 @@ class HubLink:
         self._dead: str | None = None     # why the current session must end
         self._hub_seq: int | None = None
         self._boot_settle: float | None = None    # when a restart was seen, until its scans are done
-        self._holding = True
-        self._held: list[Frame] = []
-        self._gaps_at: list[int] = []      # where in _held frames were lost (the frame after the loss)
-        self._edge_at: dict[int, int] = {}   # reader -> the edge_ms its picture is from (the last STATE's)
-        self._outbox: list[TableEvent | OrderGuessed] = []
-        self._last_t = -math.inf
 
         self._seq = 0
         self._hello_at: float | None = None
@@ -270,7 +255,7 @@ class HubLink:
 
     @property
     def last_hb_at(self) -> float:
-        """``time.monotonic()`` when the last HB arrived (or the session began)."""
+        """``monotonic()`` when the last HB arrived (or the session began)."""
         return self._last_hb_at
 
     @property
@@ -278,13 +263,14 @@ class HubLink:
         """Link counters (gaps, snaps, reconnects, reboots, …) and the parser's drops."""
         with self._lock:
             out = dict(self._parser.stats.as_dict())
-            out.update((name, self._counters[name]) for name in LINK_COUNTERS)
+            counted = self._counters + self._reconcile.counters
+            out.update((name, counted[name]) for name in LINK_COUNTERS)
             return out
 
     def picture(self) -> list[str | None]:
         """The UID on each reader (reader 0 first), ``None`` where empty."""
         with self._lock:
-            return list(self._picture)
+            return list(self._reconcile.picture)
 
     def set_led(self, index: int, rgb: str) -> Command:
         """Set indicator ``index`` to ``RRGGBB`` (``000000`` is off)."""
@@ -338,7 +324,7 @@ class HubLink:
         seq = self._send(cmd.verb, *cmd.fields)
         cmd.seqs.append(seq)
         cmd.attempts += 1
-        cmd.sent_at = time.monotonic()
+        cmd.sent_at = self._now()
         cmd.state = "sent"
         self._pending[seq] = cmd
         self._counters["commands_sent"] += 1
@@ -427,12 +413,10 @@ class HubLink:
             self._parser.reset()
             self._dead = None
             self._hub_seq = None
-            self._holding = True                    # a reconnect: hold until a STATE
-            if self._held:                          # what came while the link was down is lost
-                self._gaps_at.append(len(self._held))
+            self._reconcile.connected()             # a reconnect: hold until a STATE
             self._phase = "hello"
             self._snap_at = None
-            self._last_hb_at = time.monotonic()
+            self._last_hb_at = self._now()
             self._hello_tries = 0
             self._hello_wait = self.reply_timeout
             self._send_hello()
@@ -456,10 +440,10 @@ class HubLink:
                     with self._lock:
                         for frame in frames:
                             self._on_frame(frame)
-                        events, self._outbox = self._outbox, []
+                        events = self._reconcile.take()
                     self._emit(events)
             with self._lock:
-                self._tick(time.monotonic())
+                self._tick(self._now())
                 reached_ready = reached_ready or self._phase == "ready"
                 dead = self._dead
             if dead:
@@ -513,14 +497,14 @@ class HubLink:
 
     def _send_hello(self) -> None:
         self._hello_tries += 1
-        self._hello_at = time.monotonic()
+        self._hello_at = self._now()
         self._send("HELLO", PROTO_VERSION)
 
     def _send_snap(self, retry: bool = False) -> None:
         if not retry:
             self._snap_tries = 0
         self._snap_tries += 1
-        self._snap_at = time.monotonic()
+        self._snap_at = self._now()
         self._counters["snaps"] += 1
         self._send("SNAP")
 
@@ -543,10 +527,7 @@ class HubLink:
         if expected is not None and frame.seq != expected:
             self._gap(expected, frame.seq)
         if verb in ("SEEN", "GONE"):
-            if self._holding:
-                self._held.append(frame)
-            else:
-                self._apply_edge(frame)
+            self._reconcile.edge(frame)
         elif verb == "STATE":
             self._on_state(frame)
         elif verb == "ACK":
@@ -576,20 +557,20 @@ class HubLink:
     def _gap(self, expected: int, got: int) -> None:
         self._counters["gaps"] += 1
         log.info("table hub frames lost: expected seq %d, got %d; asking for its STATE", expected, got)
-        self._holding = True
-        self._gaps_at.append(len(self._held))
+        self._reconcile.gap()
         if self._snap_at is None:
             self._send_snap()
 
     def _on_hb(self, frame: Frame) -> None:
-        self._last_hb_at = time.monotonic()
+        self._last_hb_at = self._now()
         uptime, scans, dropped = int(frame.fields[0]), float(frame.fields[1]), int(frame.fields[2])
         if self.last_hb is not None and uptime < self.last_hb[0] and self._phase == "ready":
             log.info("table hub uptime went back (%d -> %d ms): asking who it is", self.last_hb[0], uptime)
             self._send("HELLO", PROTO_VERSION)
         self.last_hb = (uptime, scans, dropped)
+        self._reconcile.uptime = uptime
         if self._boot_settle is not None and (uptime >= BOOT_SETTLE_MS
-                                              or time.monotonic() - self._boot_settle >= 1.0):
+                                              or self._now() - self._boot_settle >= 1.0):
             self._boot_settle = None
             if self._phase in ("snap", "ready"):
                 self._send_snap()
@@ -600,7 +581,7 @@ class HubLink:
             self.error = ProtocolError(f"hub speaks protocol {int(proto)}, this host speaks {PROTO_VERSION}")
             self._hello_at = None
             self._snap_at = None
-            self._clear_held()
+            self._reconcile.drop_held()
             self._ready.clear()
             if self._phase != "incompatible":
                 self._phase = "incompatible"
@@ -611,12 +592,10 @@ class HubLink:
         rebooted = self._boot_id is not None and boot_id != self._boot_id
         self._hub_info, self._boot_id = info, boot_id
         self.last_hb = None
-        if len(self._picture) < info.readers:
-            self._picture += [None] * (info.readers - len(self._picture))
+        self._reconcile.announced(info.readers, rebooted)   # a reboot: its edge times start anew
         if rebooted:
-            self._edge_at.clear()                   # its uptime began again: edge times start anew
             self._counters["reboots"] += 1
-            self._boot_settle = time.monotonic()
+            self._boot_settle = self._now()
             self._status(f"table hub restarted (boot {boot_id}); asking for its STATE", logging.WARNING)
             self._restore_display()
         if self._phase in ("hello", "incompatible"):
@@ -625,10 +604,9 @@ class HubLink:
             # a link state change: WARNING, so that it shows under systemd without -v (issue 10)
             self._status(f"table hub {fw_version} (boot {boot_id}, {info.readers} readers) "
                          f"connected at {self.url}", logging.WARNING)
-            self._holding = True
+            self._reconcile.holding = True
             self._send_snap()
         elif rebooted:
-            self._holding = True
             self._send_snap()
 
     def _restore_display(self) -> None:
@@ -647,201 +625,36 @@ class HubLink:
             # A hub fresh from a restart may answer before it has scanned its readers:
             # its "-" would remove every card lying there.  Wait for its first HB.
             self._snap_at = None
-            self._holding = True
+            self._reconcile.holding = True
             return
-        state = [None if f == "-" else f for f in frame.fields]
-        if frame.edge_ms:
-            when: list = [BEFORE_BOOT if e is None else e for e in frame.edge_ms]
-        else:
-            when = [UNKNOWN] * len(state)
-        if len(state) < len(self._picture):
-            state += [None] * (len(self._picture) - len(state))
-            when += [UNKNOWN] * (len(self._picture) - len(when))
-        elif len(state) > len(self._picture):
-            self._picture += [None] * (len(state) - len(self._picture))
+        try:
+            self._reconcile.state(frame)
+        except ShortState as exc:
+            # which reader each token is cannot be known: nothing changes, and the SNAP
+            # (re)sent once the reply time is up asks for a whole one
+            log.warning("table hub: %s; dropped, asking for another", exc)
+            if self._snap_at is None:
+                self._send_snap()
+            return
         self._snap_at = None
-        if self._holding:
-            self._replay_held(state, when)
-        else:
-            self._apply_state(state, when)
-        # the picture is now this STATE's: a later STATE with the same tag but another
-        # edge_ms means that tag was lifted and laid again unheard
-        self._edge_at = {reader: at for reader, at in enumerate(when) if isinstance(at, int)}
         if self._phase == "snap":
             self._phase = "ready"
             self.error = None
             self._ready.set()
             self._flush_queue()
 
-    def _replay_held(self, state: list[str | None], when: list) -> None:
-        """PROTOCOL.md: what a gap lost happened before the frame that revealed the gap, so
-        it is applied there, then the held frames from that one on.
-
-        Frames held before the first gap (the holding began at a connect or a reboot) were
-        not lost and come first.  A reader whose first held frame does not follow from the
-        picture lost an edge before that frame (in the last gap before it, else before the
-        holding began).  A reader whose STATE differs from what its own held frames leave
-        it at lost its last edge after its last held frame; with edge_ms, those lost edges
-        go in their time order, each at the earliest gap after its reader's held frames
-        and after every held frame the STATE dates earlier (a reader's last held edge is
-        the one the STATE's edge_ms is of, when nothing was lost after it)."""
-        held, gaps = self._held, sorted(set(self._gaps_at))
-        log.debug("STATE %s %s after held %s (gaps at %s), picture %s", state, when,
-                  [f"{f.verb} {f.fields[0]} {f.fields[1]}" for f in held], gaps, self._picture)
-        missed: dict[int, list[tuple[int, str | None, object]]] = {}   # held index -> lost there
-        lost: list[tuple[int, str | None, object, int]] = []            # last edges: ..., earliest gap
-        dated: dict[int, object] = {}                                   # held index -> its edge_ms
-        for reader in range(len(self._picture)):
-            frames = [(i, f) for i, f in enumerate(held) if int(f.fields[0]) == reader]
-            if frames:
-                i, frame = frames[0]
-                if frame.verb == "GONE":            # the reader as it was just before that frame
-                    before = frame.fields[1]
-                else:                               # SEEN: empty -- unless it is a tag the host
-                    uid = frame.fields[1]           # already shows, re-announced (a hub after a
-                    before = uid if self._picture[reader] == uid else None    # boot): invent nothing
-                if self._picture[reader] != before:
-                    # its edge_ms is a held edge's, not this one's: its time is unknown
-                    missed.setdefault(max((g for g in gaps if g <= i), default=0), []).append(
-                        (reader, before, UNKNOWN))
-                end = before
-                for _, f in frames:                  # as _apply_edge leaves it
-                    end = f.fields[1] if f.verb == "SEEN" else (None if end == f.fields[1] else end)
-                last, unexplained = frames[-1][0], len(held)
-            else:
-                end, last, unexplained = self._picture[reader], -1, 0
-            earliest = min((g for g in gaps if g > last), default=unexplained)
-            if end != state[reader]:
-                lost.append((reader, state[reader], when[reader], earliest))
-            elif frames:
-                dated[last] = when[reader]
-            elif end is not None and self._relaid(reader, when[reader]):
-                lost += [(reader, None, when[reader], earliest), (reader, end, when[reader], earliest)]
-        self._counters["state_fixes"] += len(lost)
-        if all(isinstance(item[2], int) for item in lost):
-            lost.sort(key=lambda item: self._order_key(item[:3]))
-            floor = 0
-            for reader, uid, at, earliest in lost:
-                after = [i + 1 for i, t in dated.items() if isinstance(t, int)
-                         and self._order_key((0, None, t)) < self._order_key((0, None, at))]
-                lo = max([earliest, floor] + after)
-                floor = min((g for g in gaps if g >= lo), default=max(lo, earliest))
-                missed.setdefault(floor, []).append((reader, uid, at))
-        else:                                       # no edge_ms: each where its reader allows
-            for reader, uid, at, earliest in lost:
-                missed.setdefault(earliest, []).append((reader, uid, at))
-        for i in range(len(held) + 1):
-            self._apply_missed(missed.get(i, []))
-            if i < len(held):
-                self._apply_edge(held[i])
-        self._clear_held()
-        self._holding = False
-        self._apply_state(state, when)              # anything still off
-
-    def _clear_held(self) -> None:
-        self._held.clear()
-        self._gaps_at.clear()
-
-    def _apply_state(self, state: list[str | None], when: list) -> None:
-        missed = []
-        for reader, uid in enumerate(state):
-            if self._picture[reader] != uid:
-                missed.append((reader, uid, when[reader]))
-            elif uid is not None and self._relaid(reader, when[reader]):
-                missed += [(reader, None, when[reader]), (reader, uid, when[reader])]
-        self._counters["state_fixes"] += len(missed)
-        self._apply_missed(missed)
-
-    def _relaid(self, reader: int, at: object) -> bool:
-        """The tag the picture shows on ``reader`` was lifted and laid back while the
-        frames saying so were lost: the same uid with a newer edge_ms than the STATE the
-        picture is from (and no edge heard since)."""
-        known = self._edge_at.get(reader)
-        return isinstance(at, int) and known is not None and at != known
-
-    def _apply_missed(self, missed: list[tuple[int, str | None, object]]) -> None:
-        """Apply missed differences ``(reader, uid, when)`` in the order they happened
-        if the STATE's edge_ms tell it, else with the guess signalled: the lifts first
-        (a lift decides no trick, and a deal's last cards are lifted before the next
-        deal's first is laid), then the laid tags by their edge_ms if each has one, else
-        in reader order."""
-        zoned = [m for m in missed if self._zone(m[0]) is not None]
-        if len(zoned) >= 2:
-            unknown = sum(1 for m in zoned if m[2] == UNKNOWN)
-            before_boot = sum(1 for m in zoned if m[2] == BEFORE_BOOT)
-            if unknown or before_boot >= 2:
-                lifts = [m for m in missed if m[1] is None]
-                lays = [m for m in missed if m[1] is not None]
-                if all(isinstance(m[2], int) for m in lays):
-                    lays.sort(key=self._order_key)
-                else:
-                    lays.sort(key=lambda m: m[0])
-                missed = lifts + lays
-                zones = tuple(self._zone(m[0]) for m in missed if self._zone(m[0]) is not None)
-                self._counters["orders_guessed"] += 1
-                log.info("table hub: the order of missed changes on %s is unknown; applied lifts "
-                         "first", ", ".join(zones))
-                self._outbox.append(OrderGuessed(zones))
-            else:
-                missed = sorted(missed, key=self._order_key)
-        # a tag replaced by another: the STATE dates only the new one's SEEN; the old one's
-        # GONE came at some time before it, maybe before every other change here
-        for reader, uid, _ in missed:
-            if uid is not None and self._picture[reader] not in (None, uid):
-                self._set(reader, None)
-        for reader, uid, at in missed:
-            self._set(reader, uid)
-            if isinstance(at, int):
-                self._edge_at[reader] = at          # the picture is from that edge now
-            else:
-                self._edge_at.pop(reader, None)
-
-    def _order_key(self, item: tuple[int, str | None, object]) -> tuple[int, int, int]:
-        reader, _, at = item
-        if not isinstance(at, int):                 # before boot: before every edge since
-            return (0, 0, reader)
-        # edge_ms wraps at 2**32 (49.7 days): compare it relative to the latest uptime heard
-        ref = self.last_hb[0] if self.last_hb is not None else 0
-        return (1, (at - ref + UINT32 // 2) % UINT32, reader)
-
-    def _apply_edge(self, frame: Frame) -> None:
-        reader, uid = int(frame.fields[0]), frame.fields[1]
-        self._edge_at.pop(reader, None)             # a newer edge than the last STATE's
-        if reader >= len(self._picture):
-            log.warning("table hub reports reader %d, it announced %d readers", reader, len(self._picture))
-            return
-        if frame.verb == "SEEN":
-            self._set(reader, uid)
-        elif self._picture[reader] == uid:
-            self._set(reader, None)
-        else:
-            log.debug("GONE %s on reader %d, which shows %s", uid, reader, self._picture[reader])
-
     def _zone(self, reader: int) -> str | None:
         return self.zones[reader] if reader < len(self.zones) else None
 
-    def _set(self, reader: int, uid: str | None) -> None:
-        old = self._picture[reader]
-        if old == uid:
-            return
-        self._picture[reader] = uid
-        zone = self._zone(reader)
-        if zone is None:
-            return
-        if old is not None:
-            self._outbox.append(removed(self._stamp(), zone, uid=old))
-        if uid is not None:
-            self._outbox.append(placed(self._stamp(), zone, uid=uid))
-
-    def _stamp(self) -> float:
-        t = self._clock()
-        if t < self._last_t:
-            t = self._last_t
-        self._last_t = t
-        return t
-
-    def _emit(self, events: list[TableEvent | OrderGuessed]) -> None:
+    def _emit(self, events: list) -> None:
         for event in events:
+            if isinstance(event, SeenInGap):
+                if self._on_seen_in_gap is not None:
+                    try:
+                        self._on_seen_in_gap(event.zone)
+                    except Exception:               # the game's bug must not kill the link
+                        log.exception("on_seen_in_gap failed for %s", event.zone)
+                continue
             if isinstance(event, OrderGuessed):
                 if self._on_order_guessed is not None:
                     try:

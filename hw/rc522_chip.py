@@ -79,25 +79,10 @@ from .rc522_regs import (BIT_FRAMING, COLL, COMM_IEN, COMM_IRQ, COMMAND, CONTROL
                          DIV_IEN, DIV_IRQ, ERROR, FIFO_DATA, FIFO_LEVEL, MODE, RX_MODE, STATUS1, STATUS2,
                          T_COUNTER_H, T_COUNTER_L, T_MODE, T_PRESCALER, T_RELOAD_H, T_RELOAD_L, TX_CONTROL,
                          VERSION, WATER_LEVEL)
+from controller.core.clock import VirtualClock  # the project's one clock type (re-exported)
 from .rc522_regs import (CMD_AUTHENT, CMD_CALC_CRC, CMD_IDLE, CMD_NO_CHANGE, CMD_RECEIVE, CMD_SOFT_RESET,
                          CMD_TRANSCEIVE, CMD_TRANSMIT, DIV_CRC, ERR_BUFFER_OVFL, ERR_COLL, ERR_CRC, ERR_PARITY, ERR_PROTOCOL,
                          IRQ_ERR, IRQ_HI_ALERT, IRQ_IDLE, IRQ_LO_ALERT, IRQ_RX, IRQ_TIMER, IRQ_TX)
-
-class VirtualClock:
-    """Modelled time in seconds, shared by the chips of one bus; call it to read it."""
-
-    def __init__(self, start: float = 0.0):
-        self.now = float(start)
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> float:
-        """Move time forward (never back) and return the new time."""
-        if seconds > 0:
-            self.now += seconds
-        return self.now
-
 
 # ------------------------------------------------------------------------------------------ tags
 IDLE, READY, ACTIVE, HALT = "IDLE", "READY", "ACTIVE", "HALT"

@@ -8,7 +8,10 @@ view, the web page, the club feed.  It also polls the buttons, ticks the
 inline outputs' LED patterns and pings systemd's watchdog.  Nothing but this
 thread touches the tracker: outputs read the frozen snapshot.  A crash loses
 nothing that was logged: :meth:`TableService.open_session` resumes the newest
-unfinished session exactly where its last whole line left it.
+unfinished session exactly where its last whole line left it.  Time is the
+``clock`` the service is given (``time.monotonic``): the session clock that stamps
+button presses and page controls counts on it, and the loop's ticks (buttons, LED
+patterns, the watchdog) read it.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ class TableService:
 
     def __init__(self, settings: Settings, deck: Deck | None, log_dir: Path, *,
                  outputs: Sequence[Output] = (), buttons=None, notifier: Notifier | None = None,
-                 on_finished: Callable[[dict, Path], None] | None = None):
+                 on_finished: Callable[[dict, Path], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic):
         self.settings = settings
         self.deck = deck
         self.log_dir = log_dir
@@ -57,6 +61,7 @@ class TableService:
             self._button_event = to_event
         self.notifier = notifier or Notifier()
         self.on_finished = on_finished
+        self._monotonic = clock
         self.queue: queue.Queue = queue.Queue()
         self.stop_event = threading.Event()
         self.session: SessionLog | None = None
@@ -64,7 +69,7 @@ class TableService:
         self.tracker: DealTracker | None = None
         self.replayed = 0
         self.last_t = 0.0
-        self.clock = SessionClock()
+        self.clock = SessionClock(monotonic=clock)
         self.seq = 0
         self.link: dict = dict(NO_LINK)
         self.notice = ""               # a line the display shows before the first deal (the web PIN)
@@ -96,7 +101,7 @@ class TableService:
             self.tracker = DealTracker(self.settings.game, self.deck)
             self.replayed, self.last_t = 0, 0.0
         self.session = session
-        self.clock = SessionClock(self.last_t)
+        self.clock = SessionClock(self.last_t, self._monotonic)
         self.seq = self.replayed
         self._snapshots = SnapshotBuilder(session.folder.name)
         return session
@@ -192,7 +197,7 @@ class TableService:
                         item = self.queue.get_nowait()
                     except queue.Empty:
                         item = None
-                now = time.monotonic()
+                now = self._monotonic()
                 if self.buttons is not None:
                     self._poll_buttons(now)
                 self.bus.tick(now)

@@ -22,17 +22,20 @@ Sink = Callable[[TableEvent], None]
 
 
 class SessionClock:
-    """Seconds since the session started, continuing across restarts; never decreasing."""
+    """Seconds since the session started, continuing across restarts; never decreasing.
+    ``monotonic`` is the clock it counts on (``time.monotonic``; a test's
+    :class:`~controller.core.clock.VirtualClock`)."""
 
-    def __init__(self, offset: float = 0.0):
-        self._start = time.monotonic()
+    def __init__(self, offset: float = 0.0, monotonic: Callable[[], float] = time.monotonic):
+        self._monotonic = monotonic
+        self._start = monotonic()
         self._offset = offset
         self._last = offset
         self._lock = threading.Lock()
 
     def __call__(self) -> float:
         with self._lock:
-            now = round(self._offset + time.monotonic() - self._start, 3)
+            now = round(self._offset + self._monotonic() - self._start, 3)
             if now < self._last:
                 now = self._last
             self._last = now

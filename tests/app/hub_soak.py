@@ -1,8 +1,8 @@
 """Issue 10's fault soak harness: players at an emulated hub, a hostile line, a killed service.
 
 One :class:`SoakTable` is one seeded session: ``preftable run`` (a real
-subprocess, hub backend) reads a :class:`~firmware_bridge.emulator.HubEmulator`
-on a pty; the harness lays and lifts the cards of simulated raspasovka deals
+process, forked from the test's so that its two starts cost no interpreter start;
+hub backend) reads a :class:`~firmware_bridge.emulator.HubEmulator` on a pty; the harness lays and lifts the cards of simulated raspasovka deals
 (:class:`~controller.app.sim.TableSimulator`, with its table noise) on the
 emulator's virtual readers, as players would, and between moves injects the
 faults the seed chose: dropped or corrupted frames (1-4 in a row, of any verb
@@ -10,7 +10,14 @@ or of the edges only), garbage on the line, a hub reboot while a trick lies
 on the table, a silence the host must notice, an unplug and replug, and a
 SIGKILL of the service followed by a restart on the same log dir.
 
-Nothing waits on time.  Every card is reported by the firmware at once, in
+Nothing waits on time, and both ends run on virtual time.  The firmware's clock moves
+only by hand (``realtime=False``): ``HUB_STEP_MS`` at each look the harness takes at
+the log, so its HBs and STATEs come as often as the harness looks, and a restarted hub
+is past its first scans within a few looks.  The service's link reads a
+:class:`SharedClock` the harness moves ``POLL`` at each look (so its reply timeouts
+run, and no HB timeout can fire while the harness looks: the hub's HBs come ten times
+as often in that time) and past the HB timeout at once for a silence.
+Every card is reported by the firmware at once, in
 play order (``HubEmulator.flip`` runs its polls on its own clock, so each edge
 has a later ``edge_ms`` than the one before); a card stays on its reader until
 the service has logged it (PROTOCOL.md: a tag laid and lifted inside a gap is
@@ -25,29 +32,29 @@ import json
 import os
 import random
 import signal
+import socket
 import string
-import sys
-import time
 from dataclasses import dataclass, field
+from multiprocessing.sharedctypes import RawValue
 from pathlib import Path
 
 from controller.app.sim import Noise, TableSimulator, make_deck
+from controller.core.clock import VirtualClock
 from controller.core.config import GameConfig
 from controller.core.events import PLACED, REMOVED, TableEvent
 from controller.core.tracker import DealTracker
 from controller.store.gamelog import SessionLog
 from firmware_bridge.emulator import HubEmulator
+from firmware_bridge.link import HB_TIMEOUT, HubLink
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT / "bench") not in sys.path:
-    sys.path.insert(0, str(ROOT / "bench"))
-from bench_resume import start_service  # noqa: E402  (one way to start `run` and wait for READY=1)
+from conftest import fork_main, wait_until
 
 GAME = GameConfig()
 ZONES = ("seat1", "seat2", "seat3", "prikup")          # reader i is ZONES[i] (the hub backend's default)
 READER = {zone: i for i, zone in enumerate(ZONES)}
 HANG = 60.0          # s: a wait that takes this long is a hang (a lost card), never a slow machine
-POLL = 0.01          # s between two looks at the game log
+POLL = 0.01          # s between two looks at the game log (and the link's virtual time for each)
+HUB_STEP_MS = 100    # the firmware's time for each look
 LINE_FAULTS = ("drop", "corrupt", "garbage")
 EDGES = ("SEEN", "GONE")
 NO_DEVICE = "no such device"     # firmware_bridge.link.describe_open_error, once per outage
@@ -75,6 +82,22 @@ class Evidence:
     boots: list[str] = field(default_factory=list)    # the hub's boot ids, one per (re)boot
     faults: list[str] = field(default_factory=list)
     confirms: int = 0                                 # confirms pressed for a guessed order
+
+
+class SharedClock(VirtualClock):
+    """A :class:`VirtualClock` whose time lives in memory shared with the forked service,
+    so that the harness moves the clock the service's link reads."""
+
+    def __init__(self) -> None:
+        self._cell = RawValue("d", 0.0)
+
+    @property
+    def now(self) -> float:
+        return self._cell.value
+
+    @now.setter
+    def now(self, value: float) -> None:
+        self._cell.value = value
 
 
 def deals_of(seed: int, deals: int):
@@ -142,7 +165,7 @@ class SoakTable:
         self.err = tmp / "service.err"
         self.deck_path = tmp / "deck.toml"
         self.deck_path.write_text(self.deck.to_toml())
-        self.emu = HubEmulator(readers=len(ZONES))
+        self.emu = HubEmulator(readers=len(ZONES), realtime=False)
         self.emu.open_pty()
         self.cfg = tmp / "table.toml"
         self.cfg.write_text(f'[readers]\nbackend = "hub"\n[hub]\nport = "{self.emu.link_path}"\n'
@@ -152,15 +175,34 @@ class SoakTable:
         # the service's terminal: its Enter key is the table's confirm (no button wired), which
         # a player presses when the table shows that the hub link guessed an order
         self.keys, self.terminal = os.openpty()
+        self.link_clock = SharedClock()
         self.guesses_confirmed = 0
         self.evidence = Evidence(boots=[self.emu.boot_id])
 
     # ------------------------------------------------------------------ the service
 
     def start(self) -> None:
-        _, self.proc = start_service(self.cfg, self.logs, self.deck_path,
-                                     str(self.tmp / f"notify{self.evidence.starts}"), self.err,
-                                     stdin=self.terminal)
+        """``preftable run`` on the log dir, its terminal ours, its link on our clock; back
+        once it has told systemd READY=1 (its session is open)."""
+        clock = self.link_clock
+        sock_path = str(self.tmp / f"notify{self.evidence.starts}")
+
+        def on_the_harness_clock() -> None:        # in the child, before the CLI starts
+            HubLink.__init__.__kwdefaults__["monotonic"] = clock
+
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as server:
+            server.bind(sock_path)
+            server.settimeout(HANG)
+            err = os.open(self.err, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            try:
+                self.proc = fork_main(["run", "--config", self.cfg, "--log-dir", self.logs, "--deck",
+                                       self.deck_path], stdin=self.terminal, stderr=err,
+                                      env={"NOTIFY_SOCKET": sock_path}, before=on_the_harness_clock)
+            finally:
+                os.close(err)
+            while "READY=1" not in server.recv(4096).decode():
+                pass
+        os.unlink(sock_path)
         self.evidence.starts += 1
 
     def stop(self) -> int:
@@ -232,16 +274,25 @@ class SoakTable:
         return dict(zip(ZONES, self.emu.tags()))
 
     def wait_until(self, what: str, fact) -> None:
-        deadline = time.monotonic() + HANG
-        while not fact():
+        def looked() -> bool:
+            if fact():
+                return True
             self.confirm_if_asked()
             if self.proc.poll() is not None:
                 raise AssertionError(f"the service exited ({self.proc.returncode}) while waiting for "
                                      f"{what}\n{self.stderr()[-3000:]}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no {what} after {HANG:g} s: log has {self.logged()}, "
-                                     f"the table has {self.lying()}\n{self.stderr()[-3000:]}")
-            time.sleep(POLL)
+            self.link_clock.advance(POLL)          # the link's replies time out as time passes
+            if not self.emu.silent:                # a hung hub does nothing
+                self.emu.advance(HUB_STEP_MS)
+            return False
+
+        try:
+            wait_until(looked, what, HANG, interval=POLL)
+        except AssertionError as exc:
+            if "never happened" not in str(exc):
+                raise
+            raise AssertionError(f"no {what} after {HANG:g} s: log has {self.logged()}, "
+                                 f"the table has {self.lying()}\n{self.stderr()[-3000:]}") from None
 
     def sync(self, done: int) -> None:
         """Wait until the service has logged every play of ``events[:done]`` and sees the
@@ -307,6 +358,7 @@ class SoakTable:
         elif fault.kind == "silence":
             timeouts, connects = self.said("no HB for"), self.said(CONNECTED)
             emu.go_silent(10 * HANG)            # hung until the host has given up on it
+            self.link_clock.advance(HB_TIMEOUT + POLL)   # no HB for the protocol's 3 s, at once
             self.wait_until("reconnect after the silence", lambda: self.said("no HB for") > timeouts)
             emu.clear_faults()
             self.wait_connected(connects)

@@ -26,12 +26,13 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
+
+from conftest import cli, eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 MOSQUITTO = "/usr/sbin/mosquitto"
@@ -186,12 +187,9 @@ def broker(tmp_path):
 def wait_until(condition, timeout: float, what) -> None:
     """Poll ``condition`` until true; fail after ``timeout`` s saying what was awaited
     (``what`` may be a callable giving the state at the time of failure)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            detail = what() if callable(what) else what
-            raise AssertionError(f"gave up after {timeout:.0f} s waiting for {detail}")
-        time.sleep(0.02)        # a polling interval, never a synchronisation
+    if not eventually(condition, timeout, interval=0.02):     # a polling interval, never a synchronisation
+        detail = what() if callable(what) else what
+        raise AssertionError(f"gave up after {timeout:.0f} s waiting for {detail}")
 
 
 class SimTable:
@@ -293,11 +291,10 @@ def describe(mirror: Path, original: Path):
 
 def replay_summary(folder: Path) -> dict:
     """What ``preftable replay`` prints for a session folder (the CLI, as a user runs it)."""
-    args = [sys.executable, "-m", "controller", "replay", str(folder / "events.jsonl"),
-            "--config", str(folder / "config.toml"), "--json"]
+    args = ["replay", folder / "events.jsonl", "--config", folder / "config.toml", "--json"]
     if (folder / "deck.toml").exists():
-        args += ["--deck", str(folder / "deck.toml")]
-    out = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=60)
+        args += ["--deck", folder / "deck.toml"]
+    out = cli(args)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 

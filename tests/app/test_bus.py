@@ -16,6 +16,7 @@ from controller.app.bus import Bus, Published
 from controller.core.snapshot import SnapshotBuilder
 from controller.core.tracker import DealTracker
 
+from conftest import eventually
 from table_script import DEAL_A, Script, config
 
 
@@ -108,12 +109,7 @@ def test_the_mailbox_counts_what_it_dropped():
 
 
 def _wait(predicate, timeout: float = 30) -> bool:
-    done = threading.Event()
-    for _ in range(int(timeout * 100)):
-        if predicate():
-            return True
-        done.wait(0.01)
-    return predicate()
+    return eventually(predicate, timeout, interval=0.01)
 
 
 def test_a_failing_subscriber_is_counted_and_the_others_go_on(caplog):

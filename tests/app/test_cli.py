@@ -1,20 +1,16 @@
 """The command line as users and scripts call it: output, exit codes, one-line errors."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from conftest import cli as preftable_main
 from table_script import DEAL_A, event_lines
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args, input=None):
-    return subprocess.run([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, input=input, timeout=60)
+    return preftable_main(args, input=input)
 
 
 def events_file(tmp_path, tricks=DEAL_A, extra=()):

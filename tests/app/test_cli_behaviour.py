@@ -3,43 +3,41 @@ what happened, ``run --new`` closing the previous pulka, ``enroll`` waiting for 
 ``doctor`` not contradicting itself.
 
 Long-running commands are watched through what they write (files, lines of output), never
-through sleeps; a watchdog only bounds how long a broken command may hang the test.
+through sleeps; a watchdog only bounds how long a broken command may hang the test.  Each
+runs as a process of its own with default signals (conftest: a Ctrl-C reaches it even when
+the test runner was started with SIGINT ignored), ended when its test ends.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import signal
 import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-PREFTABLE = [sys.executable, "-m", "controller"]
+import pytest
+
+from conftest import PREFTABLE, cli, preftable, run, wait_until
+
 LIVENESS_S = 120
 
 
-def start(args, **kw) -> subprocess.Popen:
-    proc = subprocess.Popen(PREFTABLE + list(args), cwd=ROOT, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, **kw)
-    watchdog = threading.Timer(LIVENESS_S, proc.kill)     # a hung command fails the test, not the run
-    watchdog.daemon = True
-    watchdog.start()
-    return proc
+@pytest.fixture
+def start(children):
+    """``start(args, **popen_kwargs)``: ``preftable ARGS`` as a child with text pipes."""
+    def start(args, **kw) -> subprocess.Popen:
+        proc = children(PREFTABLE + list(args), text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+        watchdog = threading.Timer(LIVENESS_S, proc.kill)     # a hung command fails the test, not the run
+        watchdog.daemon = True
+        watchdog.start()
+        return proc
+    return start
 
 
 def until(predicate, what: str):
-    deadline = time.monotonic() + LIVENESS_S
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"never happened: {what}"
-        time.sleep(0.05)
+    return wait_until(predicate, what, LIVENESS_S, interval=0.05)
 
 
 def line_with(stream, text: str) -> str:
@@ -57,20 +55,18 @@ def session_events(log_dir: Path, lines: int = 1) -> Path | None:
 
 
 def test_demo_says_how_many_and_its_replay_hint_works(tmp_path):
-    res = subprocess.run(PREFTABLE + ["demo", "--deals", "1", "--speed", "5", "--seed", "5",
-                                      "--log-dir", str(tmp_path)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=LIVENESS_S)
+    res = preftable("demo", "--deals", "1", "--speed", "5", "--seed", "5", "--log-dir", tmp_path, timeout=LIVENESS_S)
     assert res.returncode == 0, res.stderr
     assert "played 1 deal in " in res.stdout and "1 deals" not in res.stdout
     [hint] = [l for l in res.stdout.splitlines() if l.startswith("replay it with: ")]
     command = shlex.split(hint.removeprefix("replay it with: "))
     assert command[0].endswith("preftable")
-    again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=LIVENESS_S)
+    again = run(command, timeout=LIVENESS_S, capture_output=True, text=True)
     assert again.returncode == 0 and "settlement (sochi)" in again.stdout
     assert "the session's own config.toml and deck.toml" in again.stderr
 
 
-def test_ctrl_c_on_demo_says_where_the_log_is(tmp_path):
+def test_ctrl_c_on_demo_says_where_the_log_is(tmp_path, start):
     proc = start(["demo", "--deals", "3", "--speed", "1", "--log-dir", str(tmp_path)])
     events = until(lambda: session_events(tmp_path, 3), "the demo's first table events")
     proc.send_signal(signal.SIGINT)
@@ -85,7 +81,7 @@ def sim_config(tmp_path: Path) -> Path:
     return cfg
 
 
-def test_ctrl_c_on_run_and_run_new_closes_the_previous_pulka(tmp_path):
+def test_ctrl_c_on_run_and_run_new_closes_the_previous_pulka(tmp_path, start):
     cfg = sim_config(tmp_path)
     logs = tmp_path / "logs"
     proc = start(["run", "--config", str(cfg)])
@@ -106,7 +102,7 @@ def test_ctrl_c_on_run_and_run_new_closes_the_previous_pulka(tmp_path):
     assert list(summary) == ["deals", "pulka", "pulya_target", "finished_after_deal", "settlement"]
 
 
-def test_enroll_waits_for_clear_readers_and_its_resume_hint_keeps_the_config(tmp_path):
+def test_enroll_waits_for_clear_readers_and_its_resume_hint_keeps_the_config(tmp_path, start):
     emulator = start(["hub-emulator", "--readers", "4"], stdin=subprocess.PIPE)
     try:
         port = emulator.stdout.readline().strip()
@@ -139,15 +135,14 @@ def test_enroll_waits_for_clear_readers_and_its_resume_hint_keeps_the_config(tmp
 def test_doctor_never_says_ok_about_a_device_it_failed(tmp_path):
     cfg = tmp_path / "hub.toml"
     cfg.write_text(f'[readers]\nbackend = "hub"\n[hub]\nport = "/dev/ttyACM77"\n[log]\ndir = "{tmp_path}"\n')
-    res = subprocess.run(PREFTABLE + ["doctor", "--config", str(cfg)], cwd=ROOT, capture_output=True,
-                         text=True, timeout=LIVENESS_S)
+    res = cli(["doctor", "--config", str(cfg)])
     assert res.returncode == 1
     about = [l for l in res.stdout.splitlines() if "/dev/ttyACM77" in l and not l.startswith("      ")]
     assert about and about[0].startswith("FAIL")
     assert not [l for l in about if l.startswith("ok")], about
 
 
-def test_hub_emulator_plays_only_after_the_hosts_hello(tmp_path):
+def test_hub_emulator_plays_only_after_the_hosts_hello(tmp_path, start):
     """A host that connects late still sees every move: the script starts at its HELLO."""
     from firmware_bridge.link import HubLink
 

@@ -1,6 +1,7 @@
 """The command line's bad inputs as a table: each with its exit status, one line naming the problem, no traceback.
 
-Every row runs ``python -m controller …`` as a user would.  A row holds the
+Every row runs ``preftable …`` (``controller.app.cli.main``, in the test's process: the
+same parser, checks and messages as ``python -m controller``, without a process each).  A row holds the
 arguments, the files it needs (written into tmp_path), the exit status, and a
 text the one stderr line must contain (what names the problem).  Rows that
 start a long-running command give it inputs that fail before it runs.
@@ -9,13 +10,11 @@ start a long-running command give it inputs that fail before it runs.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import cli
 from table_script import DEAL_A, event_lines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,8 +159,7 @@ def files(tmp_path):
 
 
 def run(args, tmp_path, env=None, input=None):
-    return subprocess.run([sys.executable, "-m", "controller", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120, input=input, env={**os.environ, **(env or {})})
+    return cli(args, env=env, input=input)
 
 
 @pytest.mark.parametrize("name,args,status,needle", CASES, ids=[c[0] for c in CASES])

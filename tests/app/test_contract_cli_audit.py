@@ -8,18 +8,15 @@ the series around contract deals, a defender's revoke, and ``bidding = false``."
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from conftest import cli as preftable_main
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    return preftable_main(args)
 
 
 class Events:

@@ -22,6 +22,8 @@ from controller.core.events import button, placed, removed
 from controller.core.cards import ascii_text
 from firmware_bridge.emulator import HubEmulator
 
+from conftest import eventually
+
 
 def uid(i: int) -> str:
     return f"04A2B1{i:08X}"
@@ -243,12 +245,7 @@ def test_interrupted_enrolment_keeps_every_card_and_says_how_to_resume(tmp_path,
 # --- end to end through the table hub ---------------------------------------------------------
 
 def wait_for(pred, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(0.003)
-    return pred()
+    return eventually(pred, timeout, interval=0.003)
 
 
 def test_enroll_through_the_hub_emulator(tmp_path, run_cli, capsys):

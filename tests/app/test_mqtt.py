@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run as run_child, spawn as spawn_child
 from controller.app.club import Club, Mirror, board_text
 from controller.app.mqtt import MARK_FILE, MqttConfig, Outbox, make_client, parse_broker_url
 from controller.core.errors import ConfigError
@@ -352,14 +353,14 @@ def test_the_shipped_broker_config_and_acl_over_tls(tmp_path):
 # --- the command line ------------------------------------------------------------------------------------
 
 def preftable(*args, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, **kw)
+    return run_child([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT, capture_output=True,
+                     text=True, timeout=60, **kw)
 
 
 def test_preftable_club_as_a_process_mirrors_and_stops_cleanly(tmp_path, broker):
     club_dir = tmp_path / "club"
-    board = subprocess.Popen([sys.executable, "-m", "controller", "club", "--broker", broker.url, "--dir",
-                              str(club_dir)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    board = spawn_child([sys.executable, "-m", "controller", "club", "--broker", broker.url, "--dir",
+                         str(club_dir)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     table = None
     try:
         # the board has subscribed once it copies a retained session message published before

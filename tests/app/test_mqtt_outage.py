@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import spawn as spawn_child
 from controller.app.mqtt import MqttPublisher
 from controller.app.service import TableService
 from controller.app.settings import load_settings
@@ -34,8 +35,8 @@ def table_config(tmp_path: Path, url: str, speed: float) -> Path:
 
 def run_table(cfg: Path, logs: Path, *, new: bool = False) -> subprocess.Popen:
     args = [sys.executable, "-m", "controller", "run", "--config", str(cfg), "--log-dir", str(logs)]
-    return subprocess.Popen(args + (["--new"] if new else []), cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    return spawn_child(args + (["--new"] if new else []), cwd=ROOT, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
 
 
 class IdleReaders:

@@ -17,6 +17,7 @@ import sys
 import threading
 from pathlib import Path
 
+from conftest import spawn as spawn_child
 from firmware_bridge.emulator import HubEmulator
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,9 +45,9 @@ def modules_of_run(tmp_path: Path, config: str) -> list[str]:
     server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     server.bind(sock_path)
     server.settimeout(1)
-    proc = subprocess.Popen([sys.executable, "-c", PROBE, str(out), "run", "--config", str(cfg),
-                             "--log-dir", str(tmp_path / "logs")], cwd=ROOT,
-                            env=dict(os.environ, NOTIFY_SOCKET=sock_path), stderr=subprocess.PIPE)
+    proc = spawn_child([sys.executable, "-c", PROBE, str(out), "run", "--config", str(cfg),
+                        "--log-dir", str(tmp_path / "logs")], cwd=ROOT,
+                       env=dict(os.environ, NOTIFY_SOCKET=sock_path), stderr=subprocess.PIPE)
     watchdog = threading.Timer(LIVENESS_S, proc.kill)
     watchdog.daemon = True
     watchdog.start()

@@ -12,20 +12,22 @@ from pathlib import Path
 
 import pytest
 
+from controller.core.clock import VirtualClock
 from controller.core.config import GameConfig
 from controller.core.events import read_events
 from controller.store.gamelog import SessionLog
 from controller.app.settings import load_settings
 from controller.app.sim import Noise, TableSimulator
 from controller.core.tracker import DealTracker
+from conftest import eventually, fork_main, run as run_child, spawn as spawn_child, wait_until
 from resume_check import cut_and_resume
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def preftable(*args, **kw):
-    return subprocess.Popen([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+    return spawn_child([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
 
 
 def table_event_lines(path: Path) -> list[str]:
@@ -65,39 +67,42 @@ def expected_events(cfg_path, count):
 
 
 def wait_for_events(events_path: Path, count: int, timeout: float) -> int:
-    deadline = time.monotonic() + timeout
-    n = 0
-    while time.monotonic() < deadline:
-        if events_path.exists():
-            n = len(table_event_lines(events_path))
-            if n >= count:
-                return n
-        time.sleep(0.05)
-    return n
+    """The table-event lines in ``events_path`` once there are ``count`` (fewer: the bound passed)."""
+    def logged() -> int:
+        return len(table_event_lines(events_path)) if events_path.exists() else 0
+
+    eventually(lambda: logged() >= count, timeout, interval=0.05)
+    return logged()
 
 
-@pytest.mark.slow
 def test_sigkill_at_50_random_moments_loses_nothing(tmp_path):
-    cfg = sim_config(tmp_path)
+    """``run`` killed (SIGKILL) 50 times while it writes, restarted on the same log dir each
+    time.  The kill moments are the seed's: after a random number of new lines (0-8) has
+    reached the log, while the service goes on writing.  The services are forked from the
+    test process (real processes, really killed) to spare 50 interpreter starts; the players
+    play fast (the log's content does not depend on their pace, only on the seed)."""
+    cfg = sim_config(tmp_path, speed=300)
     logs = tmp_path / "logs"
     rng = random.Random(4)
-    kills = 0
     torn_seen = 0
-    while kills < 50:
-        proc = preftable("run", "--config", cfg, "--log-dir", logs)
-        # the first start creates the session: on a loaded machine that can take longer than the
-        # random kill moment, so wait for it (later starts find it at once) -- a race, not a timeout
-        deadline = time.monotonic() + 120
-        while not any(logs.glob("*/events.jsonl")) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        time.sleep(rng.uniform(0.3, 0.8))
-        proc.kill()
-        proc.wait()
-        kills += 1
-        (events_path,) = logs.glob("*/events.jsonl")
+    events_path = None
+    for _ in range(50):
+        before = len(table_event_lines(events_path)) if events_path else 0
+        proc = fork_main(["run", "--config", cfg, "--log-dir", logs])
+        try:
+            more = rng.randint(0, 8)
+            # the first start creates the session; later ones resume it (a race, not a timeout)
+            (events_path,) = wait_until(lambda: list(logs.glob("*/events.jsonl")), "the session's events file")
+            wait_until(lambda: len(table_event_lines(events_path)) >= before + more or proc.poll() is not None,
+                       f"{more} more lines")
+            assert proc.poll() is None, "the service exited by itself"
+        finally:
+            proc.kill()
+            proc.wait()
+        assert proc.returncode == -signal.SIGKILL
         data = events_path.read_bytes()
         torn_seen += bool(data) and not data.endswith(b"\n")
-    # play on past the point reached and past three deals, however far a loaded machine got
+    # play on past the point reached and past three deals
     three_deals = len(expected_events_of_deals(cfg, 3))
     target = max(len(table_event_lines(events_path)) + 40, three_deals)
     proc = preftable("run", "--config", cfg, "--log-dir", logs)
@@ -181,8 +186,8 @@ def test_unwritable_log_dir_is_a_clear_error(tmp_path):
     else:
         target = tmp_path / "ro" / "logs"
         (tmp_path / "ro").mkdir(mode=0o500)
-    proc = subprocess.run([sys.executable, "-m", "controller", "run", "--log-dir", str(target)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=30)
+    proc = run_child([sys.executable, "-m", "controller", "run", "--log-dir", str(target)],
+                     cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "cannot create a session folder" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -354,18 +359,20 @@ def test_gpio_buttons_reach_the_tracker_and_a_held_new_deal_closes_the_pulka(tmp
     finished = []
     from controller.app.backends.display import DisplayConfig
 
+    clock = VirtualClock(50.0)          # the loop's button polls read it: presses and holds on virtual time
     service = TableService(Settings(sections={"display": DisplayConfig("none")}), None, tmp_path, buttons=buttons,
-                           on_finished=lambda summary, path: finished.append((summary, path)))
+                           on_finished=lambda summary, path: finished.append((summary, path)), clock=clock)
     first = service.open_session(new=True)
     source = QuietTable()
     runner = threading.Thread(target=service.run, args=(source,), daemon=True)
     runner.start()
 
-    def wait(cond, timeout=5.0):
-        deadline = time.monotonic() + timeout
-        while not cond() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return cond()
+    def wait(cond, timeout=60.0):
+        return eventually(cond, timeout, interval=0.01)
+
+    def while_time_passes(cond) -> bool:
+        """Move the clock 10 ms at each look until ``cond`` holds (the loop polls meanwhile)."""
+        return eventually(lambda: cond() or clock.advance(0.01) < 0, 60.0, interval=0.005)
 
     try:
         assert wait(lambda: hasattr(source, "sink"))
@@ -373,11 +380,10 @@ def test_gpio_buttons_reach_the_tracker_and_a_held_new_deal_closes_the_pulka(tmp
         source.sink(placed(0.6, "seat2", card="8s"))
         assert wait(lambda: service.tracker.deal is not None and len(service.tracker.deal.plays) == 2)
         factory.fake.press(pins["undo"])
-        time.sleep(0.1)
+        assert while_time_passes(lambda: len(service.tracker.deal.plays) == 1)
         factory.fake.release(pins["undo"])
-        assert wait(lambda: len(service.tracker.deal.plays) == 1)
         factory.fake.press(pins["new_deal"])              # held: a new pulka
-        assert wait(lambda: service.session.folder != first.folder)
+        assert while_time_passes(lambda: service.session.folder != first.folder)
         factory.fake.release(pins["new_deal"])
     finally:
         service.stop()

@@ -17,11 +17,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
 import pytest
+
+from conftest import eventually, spawn as spawn_child
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFTABLE = [sys.executable, "-m", "controller"]
@@ -63,14 +64,15 @@ class Pane:
         return lines
 
     def wait_for(self, text: str) -> list[str]:
-        deadline = time.monotonic() + LIVENESS_S
-        while True:
-            lines = self.screen()
-            if any(text in line for line in lines):
-                return lines
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{text!r} never appeared on the screen:\n" + "\n".join(lines))
-            time.sleep(0.1)
+        seen: list[list[str]] = [[]]
+
+        def shown() -> bool:
+            seen[0] = self.screen()
+            return any(text in line for line in seen[0])
+
+        if not eventually(shown, LIVENESS_S, interval=0.1):
+            raise AssertionError(f"{text!r} never appeared on the screen:\n" + "\n".join(seen[0]))
+        return seen[0]
 
     def send(self, *keys: str) -> None:
         self._tmux("send-keys", "-t", "0", *keys)
@@ -195,8 +197,8 @@ def test_run_board_shows_waiting_for_the_hub_then_connected(pane, tmp_path):
     p = pane(shlex.join(PREFTABLE + ["run", "--config", str(cfg), "--wait"]), 60)
     lines = p.wait_for(f"waiting for hub on {link}")
     assert all(len(line) <= 60 for line in lines)
-    emulator = subprocess.Popen(PREFTABLE + ["hub-emulator", "--readers", "4"], cwd=ROOT, text=True,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    emulator = spawn_child(PREFTABLE + ["hub-emulator", "--readers", "4"], cwd=ROOT, text=True,
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         pty = emulator.stdout.readline().strip()
         os.symlink(pty, link)

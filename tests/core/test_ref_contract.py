@@ -3,16 +3,13 @@ card sequence (found by a seeded search in ``contract_games``) and replayed thro
 (``python -m controller replay FILE --json``), with their variants."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import cli
 from contract_games import active_after, find_play
 from table_script import Script, config
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def expect(players=3, gora=None, pulya=None, whists=None):
@@ -51,8 +48,7 @@ def replayed(s: Script, tmp_path: Path) -> dict:
     events.write_text("".join(e.to_json() + "\n" for e in s.events))
     cfg = tmp_path / "rules.toml"
     cfg.write_text(s.cfg.to_toml())
-    res = subprocess.run([sys.executable, "-m", "controller", "replay", str(events), "--config", str(cfg),
-                          "--json"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    res = cli(["replay", events, "--config", cfg, "--json"])
     assert res.returncode == 0 and "skipped" not in res.stderr, res.stderr     # every line valid
     return json.loads(res.stdout)
 

@@ -15,11 +15,17 @@ import time
 import pytest
 import serial
 
+from controller.app.cli import main
+from controller.app.hub_emulator_cli import simulated_events
 from controller.core.cards import DECK
+from controller.core.config import GameConfig, Table
 from controller.core.events import read_events
+from controller.core.tracker import DealTracker
 from firmware_bridge.codec import Frame, FrameParser, crc16, encode
-from firmware_bridge.emulator import HubEmulator, cli_main, simulate_deals
+from firmware_bridge.emulator import HubEmulator
 from firmware_bridge.link import HubLink
+
+from conftest import PREFTABLE, end, spawn, wait_until
 
 UID = "04A2B11C6F5E80"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -215,10 +221,7 @@ def test_garbage_goes_on_the_line_as_is(hub):
     emu, host = hub
     emu.send_garbage(b"\x01\x02junk\r\n")
     assert host.wait(lambda f: f.verb == "STATE")
-    deadline = time.monotonic() + 1
-    while b"\x01\x02junk\r\n" not in host.raw and time.monotonic() < deadline:
-        host.pump()
-    assert b"\x01\x02junk\r\n" in host.raw
+    wait_until(lambda: host.pump() or b"\x01\x02junk\r\n" in host.raw, "the garbage on the line", interval=0)
     assert host.parser.stats.garbage == 1
 
 
@@ -327,12 +330,9 @@ def test_cli_serves_a_script_over_tcp(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         free = probe.getsockname()[1]
-    code = ("import sys; from firmware_bridge.emulator import cli_main; "
-            "sys.exit(cli_main(sys.argv[1:]))")
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, "--tcp", str(free), "--readers", "4", "--script", str(script),
-         "--zones", "seat1,seat2,seat3,prikup", "--deck", str(deck)],
-        cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = spawn(PREFTABLE + ["hub-emulator", "--tcp", str(free), "--readers", "4", "--script", str(script),
+                              "--zones", "seat1,seat2,seat3,prikup", "--deck", str(deck)],
+                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         url = proc.stdout.readline().strip()
         assert url == f"socket://127.0.0.1:{free}"
@@ -341,26 +341,25 @@ def test_cli_serves_a_script_over_tcp(tmp_path):
                        reply_timeout=0.1, reopen_backoff=(0.02, 0.2))
         link.start()
         try:
-            assert link.wait_ready(3)
-            deadline = time.monotonic() + 3
-            while len(events) < 2 and time.monotonic() < deadline:
-                time.sleep(0.01)
+            assert link.wait_ready(30)
+            wait_until(lambda: len(events) >= 2, "the script's two moves")
             assert [(e.event, e.zone, e.uid) for e in events] == [
                 ("placed", "seat1", "0A0B0C0D"), ("placed", "seat3", UID)]
         finally:
             link.stop()
     finally:
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=5)
+        try:
+            out, err = proc.communicate(timeout=30)
+        finally:
+            end(proc)
     assert proc.returncode == 0
     assert ":3:" in err                            # the bad line, named by number
 
 
 def test_cli_pty_prints_the_path_and_takes_fault_commands():
-    code = ("import sys; from firmware_bridge.emulator import cli_main; "
-            "sys.exit(cli_main(sys.argv[1:]))")
-    proc = subprocess.Popen([sys.executable, "-c", code, "--pty", "--readers", "2"], cwd=ROOT,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = spawn(PREFTABLE + ["hub-emulator", "--pty", "--readers", "2"],
+                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         path = proc.stdout.readline().strip()
         assert path.startswith("/dev/pts/")
@@ -381,19 +380,23 @@ def test_cli_pty_prints_the_path_and_takes_fault_commands():
         host.close()
         proc.stdin.write("quit\n")
         proc.stdin.flush()
-        proc.wait(5)
+        proc.wait(30)
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=5)
+        try:
+            proc.communicate(timeout=30)
+        finally:
+            end(proc)
     assert proc.returncode == 0
 
 
 def test_cli_refuses_a_bad_deck(tmp_path, capsys):
     deck = tmp_path / "deck.toml"
     deck.write_text('[cards]\n"0A0B0C0D" = "1z"\n')
-    assert cli_main(["--deck", str(deck)]) == 2
-    assert "cannot read deck" in capsys.readouterr().err
+    assert main(["hub-emulator", "--deck", str(deck)]) == 2
+    err = capsys.readouterr().err
+    assert str(deck) in err and "1z" in err and err.count("\n") == 1
 
 
 def test_bad_reader_numbers():
@@ -406,7 +409,7 @@ def test_bad_reader_numbers():
 
 def test_simulated_deals_are_whole_and_follow_suit():
     for players in (3, 4):
-        events = simulate_deals(players, deals=2, seed=7)
+        events = simulated_events(GameConfig(table=Table(players=players)), 2, 7)
         assert [e.t for e in events] == sorted(e.t for e in events)
         for deal in (events[:len(events) // 2], events[len(events) // 2:]):
             laid = [e for e in deal if e.event == "placed"]
@@ -440,7 +443,7 @@ def test_simulated_players_reach_the_link_as_their_events():
     """Played on the hub's clock (moved by hand as the script goes), so the moves are
     as far apart for the firmware as the script says, however loaded the machine is."""
     zones = ["seat1", "seat2", "seat3", "prikup"]
-    script = simulate_deals(3, seed=3, pace=0.1)[:24]          # three tricks
+    script = simulated_events(GameConfig(), 1, 3)[:24]          # three tricks
     emu = HubEmulator(readers=4, poll_ms=3, absent_ms=10, realtime=False)
     emu.open_pty()
     path = emu.link_path
@@ -451,9 +454,7 @@ def test_simulated_players_reach_the_link_as_their_events():
         assert link.wait_ready(3)
         emu.play(script, zones).join(30)
         emu.advance(100)                                          # the last GONEs
-        deadline = time.monotonic() + 10
-        while len(events) < len(script) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: len(events) >= len(script), "every move of the script")
         uid = {str(c): "C0DE%04X" % i for i, c in enumerate(DECK)}
         assert [(e.event, e.zone, e.uid) for e in events] == [
             (e.event, e.zone, uid[str(e.card)]) for e in script]
@@ -487,7 +488,8 @@ def test_hand_moved_clock_polls_debounces_and_times_like_the_firmware():
         host.send("HELLO", 1)
         assert host.wait(lambda f: f.verb == "HELLO")
         emu.place(1, UID)
-        time.sleep(0.1)                                               # wall time alone does nothing
+        host.send("HELLO", 1)                                         # the firmware's loop turns meanwhile,
+        assert host.wait(lambda f: f.verb == "HELLO")                 # its clock still: no poll round
         host.pump()
         assert not [f for f in host.frames if f.verb == "SEEN"] and emu.reported() == [None, None]
         emu.advance(50)                                               # poll rounds at 25 and 50 ms
@@ -543,20 +545,16 @@ def test_burst_and_flip_drive_the_firmwares_own_polls():
         started = []
         emu.burst(101, reader=1, on_start=lambda: started.append(True))
         assert started == [True]
-        deadline = time.monotonic() + 10
-        while len([f for f in host.frames if f.verb in ("SEEN", "GONE") and f.fields[0] == "1"]) < 101:
-            assert time.monotonic() < deadline
-            host.pump()
+        wait_until(lambda: host.pump() or len([f for f in host.frames if f.verb in ("SEEN", "GONE")
+                                               and f.fields[0] == "1"]) >= 101, "the burst's 101 edges", interval=0)
         edges = [f.verb for f in host.frames if f.verb in ("SEEN", "GONE") and f.fields[0] == "1"]
         assert edges == ["SEEN", "GONE"] * 50 + ["SEEN"] and emu.reported()[1] == "04A2B11C6F5E80"
         seqs = [f.seq for f in host.frames]
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))      # nothing lost on the way
         assert emu.poll_ms == 50 and emu.absent_ms == 300             # its settings put back
         emu.burst(5, readers=[0, 3])                                  # two readers in step
-        deadline = time.monotonic() + 10
-        while len([f for f in host.frames if f.verb in ("SEEN", "GONE") and f.fields[0] in "03"]) < 5:
-            assert time.monotonic() < deadline
-            host.pump()
+        wait_until(lambda: host.pump() or len([f for f in host.frames if f.verb in ("SEEN", "GONE")
+                                               and f.fields[0] in "03"]) >= 5, "the two readers' 5 edges", interval=0)
         edges = [(f.verb, f.fields[0]) for f in host.frames if f.verb in ("SEEN", "GONE") and f.fields[0] in "03"]
         assert edges == [("SEEN", "0"), ("SEEN", "3"), ("GONE", "0"), ("GONE", "3"), ("SEEN", "0")]
     finally:
@@ -585,13 +583,58 @@ def test_no_edge_ms_hub_and_reader_bounds():
 def test_cli_refuses_too_many_readers_and_names_a_bad_script_line(tmp_path, capsys, monkeypatch):
     import io
 
-    with pytest.raises(SystemExit) as info:
-        cli_main(["--readers", "17"])
-    assert info.value.code == 2
+    assert main(["hub-emulator", "--readers", "17"]) == 2
+    assert "at most 16 readers" in capsys.readouterr().err
     script = tmp_path / "events.jsonl"
     script.write_text('{"t": 1' + "0" * 400 + ', "zone": "seat1", "event": "placed", "uid": "DEADBEEF"}\n')
     monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
-    code = cli_main(["--script", str(script), "--tcp", "0"])
+    code = main(["hub-emulator", "--script", str(script), "--tcp", "0"])
     err = capsys.readouterr().err
     assert code == 0 and "Traceback" not in err           # the 401-digit t: one line naming it, no crash
     assert f"{script}:1: field 't' must be a number" in err
+
+
+# --------------------------------------------------------------------------- --simulate plays the table's rules
+
+def simulated_by_the_cli(monkeypatch, capsys, *args):
+    """What ``preftable hub-emulator --simulate ...`` gives its hub to play (its play()
+    captured, its stdin closed at once): the events and the zones."""
+    import io
+
+    played = []
+    monkeypatch.setattr(HubEmulator, "play", lambda self, events, zones, *a, **k: played.append(
+        (list(events), list(zones))))
+    monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
+    assert main(["hub-emulator", "--tcp", "0", *args]) == 0, capsys.readouterr().err
+    [(events, zones)] = played
+    return events, zones
+
+
+def test_simulated_players_keep_the_dealer_after_a_raspasovka_and_first_hand_leads_trick_3(monkeypatch, capsys):
+    """The default rules (same_dealer = true, prikup dealer_leads; RULES.md): the emulator's
+    own players passed the deal on after a raspasovka (deal 2 filled with "not your turn")
+    and let trick 2's winner lead trick 3, where the first hand does."""
+    events, zones = simulated_by_the_cli(monkeypatch, capsys, "--simulate", "3", "--seed", "5")
+    tracker = DealTracker(GameConfig())
+    signals = [s for e in events for s in tracker.feed(e)]
+    assert [s.data for s in signals if s.kind == "mistake"] == []
+    deals = tracker.summary()["deals"]
+    assert len(deals) == 3 and all(d["complete"] for d in deals)
+    assert zones == ["seat1", "seat2", "seat3", "prikup"]
+
+
+def test_simulated_players_play_the_tables_config(monkeypatch, capsys, tmp_path):
+    cfg = tmp_path / "table.toml"
+    cfg.write_text('[table]\nplayers = 4\nfirst_dealer = "seat3"\n[rules]\nsame_dealer = false\n'
+                   'prikup = "closed"\n')
+    events, zones = simulated_by_the_cli(monkeypatch, capsys, "--simulate", "2", "--seed", "1", "--config", str(cfg))
+    from controller.app.settings import load_settings
+    game = load_settings(cfg).game
+    tracker = DealTracker(game)
+    signals = [s for e in events for s in tracker.feed(e)]
+    assert [s.data for s in signals if s.kind == "mistake"] == []
+    assert len(tracker.summary()["deals"]) == 2
+    assert zones == ["seat1", "seat2", "seat3", "seat4", "prikup"]
+    assert not [e for e in events if e.zone == "prikup" and e.event == "placed"]     # closed: never played
+    assert main(["hub-emulator", "--simulate", "1", "--config", str(cfg), "--players", "3"]) == 2
+    assert "table.players = 4" in capsys.readouterr().err

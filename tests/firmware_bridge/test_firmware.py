@@ -28,6 +28,8 @@ from firmware_bridge.firmware.leds import Ws2812Chain
 from firmware_bridge.mpfake.hd44780 import Hd44780
 from firmware_bridge.mpfake.machine import Board
 
+from conftest import eventually
+
 FIRMWARE_DIR = pathlib.Path(__file__).resolve().parents[2] / "firmware_bridge" / "firmware"
 PRINTABLE = st.text(alphabet=[chr(c) for c in range(0x20, 0x7F) if chr(c) not in "$*"],
                     max_size=proto.MAX_PAYLOAD)
@@ -818,12 +820,7 @@ class Table:
 
 
 def wait_for(predicate, timeout=3.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.01)
-    return predicate()
+    return eventually(predicate, timeout, interval=0.01)
 
 
 class RawHost:
@@ -871,11 +868,12 @@ class RawHost:
         return self.frames
 
     def until(self, predicate, timeout=3.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
+        def said() -> bool:                      # each look reads the port (with its own timeout)
             self.frames += self.parser.feed(self.read())
-            if predicate(self.frames):
-                return self.frames
+            return predicate(self.frames)
+
+        if eventually(said, timeout, interval=0):
+            return self.frames
         raise AssertionError("timed out; got %r" % [(f.seq, f.verb, f.fields) for f in self.frames])
 
     def close(self):

@@ -29,6 +29,7 @@ import time
 
 import pytest
 
+from conftest import eventually, spawn as spawn_child
 from firmware_bridge import codec
 from firmware_bridge.firmware import proto
 
@@ -317,15 +318,15 @@ class Host:
     def until(self, predicate, timeout: float = 30.0) -> list:
         """Wait for the frames to satisfy ``predicate`` (a generous bound: a stuck firmware fails
         with what it said, it never passes by waiting longer)."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
+        seen: list = [[]]
+
+        def said_or_ended() -> bool:
             with self.lock:
-                frames = list(self.frames)
-            if predicate(frames):
-                return frames
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.01)
+                seen[0] = list(self.frames)
+            return predicate(seen[0]) or self.proc.poll() is not None
+
+        if eventually(said_or_ended, timeout, interval=0.01) and predicate(seen[0]):
+            return seen[0]
         raise AssertionError("firmware said %r (exit %r): %s" % (
             [(f.verb, f.fields) for f in self.frames][-30:], self.proc.poll(),
             self.proc.stderr.read().decode(errors="replace")[-2000:] if self.proc.poll() is not None else ""))
@@ -359,8 +360,8 @@ def hub(tmp_path):
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
                "MICROPYPATH": f"{fakes}:{FIRMWARE.parent}:.frozen",
                "PREFTABLE_BRIDGE_REQ": req, "PREFTABLE_BRIDGE_REP": rep}
-        proc = subprocess.Popen([MICROPYTHON, str(FIRMWARE / "pico_main.py")], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
+        proc = spawn_child([MICROPYTHON, str(FIRMWARE / "pico_main.py")], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
         yield_box["proc"] = proc
         return Host(proc), bridge
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import run as run_child
 from controller.core.config import GameConfig
 from controller.core.events import TableEvent, read_events
 from controller.core.tracker import DealTracker
@@ -73,8 +74,8 @@ def table_lines(path: Path) -> int:
 
 
 def preftable(*args, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120, **kw)
+    return run_child([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT,
+                     capture_output=True, text=True, timeout=120, **kw)
 
 
 def store_warnings(caplog) -> list[str]:

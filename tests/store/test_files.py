@@ -9,6 +9,7 @@ import threading
 
 import pytest
 
+from conftest import spawn as spawn_child
 from controller.core.tracker import DealTracker
 from controller.app.service import TableService
 from controller.app.backends.display import DisplayConfig
@@ -215,9 +216,9 @@ def test_replay_of_a_long_stdin_keeps_memory_flat():
     wrapper = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[1:]); "
                "sys.stderr.write('maxrss %d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); "
                "sys.exit(code)")
-    proc = subprocess.Popen([sys.executable, "-c", wrapper, sys.executable, "-m", "controller", "replay", "-",
-                             "--json"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = spawn_child([sys.executable, "-c", wrapper, sys.executable, "-m", "controller", "replay", "-",
+                        "--json"], cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
 
     def feed():
         line = b'{"t": 1.0, "kind": "play", "deal": 1, "zone": "seat1", "card": "7s"}\n'

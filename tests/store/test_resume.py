@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from conftest import fork_main, run as run_child
 from controller.store.gamelog import SessionLog
 
 from played import (GAME, ROOT, consistent, events, new_session, preftable, store_warnings,
@@ -97,8 +98,8 @@ def test_replay_skips_a_401_digit_t_with_one_line(tmp_path):
 def test_hub_emulator_script_skips_a_401_digit_t(tmp_path):
     path = tmp_path / "e.jsonl"
     path.write_text('{"t": %s, "zone": "prikup", "event": "placed", "card": "7s"}\n' % BIG_T)
-    res = subprocess.run([sys.executable, "-m", "controller", "hub-emulator", "--script", str(path)],
-                         cwd=ROOT, input="quit\n", capture_output=True, text=True, timeout=60)
+    res = run_child([sys.executable, "-m", "controller", "hub-emulator", "--script", str(path)],
+                    cwd=ROOT, input="quit\n", capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr and "e.jsonl:1:" in res.stderr
 
@@ -131,11 +132,9 @@ def _run_until_ready(cfg, logs, env_extra=None):
     server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     server.bind(sock_path)
     server.settimeout(60)
-    env = dict(os.environ, NOTIFY_SOCKET=sock_path, **(env_extra or {}))
-    env.pop("WATCHDOG_USEC", None)
-    proc = subprocess.Popen([sys.executable, "-m", "controller", "run", "--config", str(cfg),
-                             "--log-dir", str(logs)], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    env = dict(NOTIFY_SOCKET=sock_path, WATCHDOG_USEC="", **(env_extra or {}))
+    # forked from the test process: a real service process without an interpreter start
+    proc = fork_main(["run", "--config", cfg, "--log-dir", logs], env=env, stderr=subprocess.PIPE)
     try:
         while "READY=1" not in server.recv(4096).decode():
             pass
