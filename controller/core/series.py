@@ -37,12 +37,6 @@ class EndedDeal(Protocol):
     # optional: ``entry`` (the deal's summary entry, its "outcome"), asked only by house rules
 
 
-# the outcomes that end a series, by the book's ``series_end`` (``None``: every one)
-_ENDING_OUTCOMES = {"every_game": None,
-                    "not_failed": frozenset({"made", "passed", "half_whist", "ten_unwhisted", "misere"}),
-                    "made_in_play": frozenset({"made"})}
-
-
 def next_deal(config: GameConfig, last: EndedDeal | None) -> tuple[str, int]:
     """(dealer, progression step) of the deal after ``last`` (the first deal when None)."""
     rules = config.rules
@@ -58,20 +52,11 @@ def next_deal(config: GameConfig, last: EndedDeal | None) -> tuple[str, int]:
             return (last.dealer if rules.same_dealer else onward), last.step + 1 if (
                 rules.same_dealer or book.series_after_last == "stay") else 0
         return onward, last_step if book.series_after_last == "stay" else 0
-    if _ends_series(book, last):
+    entry = getattr(last, "entry", None) or {}
+    if book.series_ends(last.kind, entry.get("outcome")):
         return onward, 0
     # a deal that leaves the series running: the next raspasovka keeps its price
     if book.dealer_after_failed_game == "same" and last.step > 0:
         return last.dealer, last.step
     return onward, last.step
 
-
-def _ends_series(book, last: EndedDeal) -> bool:
-    outcomes = _ENDING_OUTCOMES[book.series_end]
-    if outcomes is None:
-        return True
-    entry = getattr(last, "entry", None) or {}
-    outcome = entry.get("outcome")
-    if last.kind == "misere" and book.series_end == "not_failed":
-        return True                 # a misère, made or failed, ends it
-    return outcome in outcomes

@@ -268,3 +268,23 @@ def test_a_made_up_house_rule_is_one_module_and_one_line():
 def test_a_saved_config_reads_back_whatever_the_names(name):
     cfg = game_config_from_dict({"table": {"names": {"seat1": name}}})
     assert game_config_from_dict(tomllib.loads(cfg.to_toml())) == cfg
+
+
+# --- the config skeletons name every key, with its default ----------------------------------
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("skeleton", ["controller/examples/config.toml", "systemd/config.toml"])
+def test_the_config_skeletons_name_every_house_rule_at_its_default(skeleton):
+    text = (ROOT / skeleton).read_text()
+    given = {}
+    for line in text.splitlines():
+        if line.startswith("# ") and " = " in line and not line.startswith("#  "):
+            key, _, rest = line[2:].partition(" = ")
+            if key.strip() in house_rules.registered() or key.strip() == "preset":
+                given[key.strip()] = tomllib.loads(f"v = {rest.split('#')[0].strip()}")["v"]
+    assert set(given) == set(house_rules.registered()) | {"preset"}
+    for key, rule in house_rules.registered().items():
+        assert given[key] == rule.default, key
+    assert parse_rules(given, 3).book == parse_rules({"preset": "sochi"}, 3).book

@@ -40,7 +40,8 @@ class RuleBook:
     gentleman_whist: bool = False            # a failed contract: whister and passer share the whists for tricks
     ten_obligation: bool = True              # a whisted 10 carries the whisters' obligation (1 trick)
     help_sitting_out_dealer: bool = True     # a sitting-out dealer's pulya can be helped
-    series_end: str = "every_game"           # which deals end a raspasovka series
+    series_end: str = "every_game"           # which deals end a raspasovka series (by name) ...
+    series_ends: Callable[[str | None, str | None], bool] = lambda kind, outcome: True   # ... asked
     series_after_last: str = "restart"       # after the last price: restart the series, or stay at it
     dealer_after_failed_game: str = "next"   # in a running series: the next seat deals, or the same again
     settlement: str = "exact"                # "exact" | "whole_rounded" | "whole_truncated"
