@@ -702,8 +702,9 @@ def pulka_sections(summary: Mapping[str, Any], names: Mapping[str, str] | None =
 
 
 def rules_section(rules: Rules | None) -> list[str]:
-    """The rules the session played, in words (docs/RULES-variants.md), when known."""
-    if rules is None:
+    """The rules the session played, in words (docs/RULES-variants.md), when they are known
+    and not the table's own defaults (a pulka of the book's rules needs no list)."""
+    if rules is None or rules == Rules():
         return []
     from ..core.house_rules import describe
     return ["<h2>Rules</h2>", '<ul id="rules">',

@@ -31,3 +31,8 @@ def test_the_pulka_report_says_the_rules():
     assert '<h2>Rules</h2>' in page and '<ul id="rules">' in page
     assert "<li>gentleman&#x27;s whist: whister and passer share the whists of a failed contract equally</li>" in page
     assert "<h2>Rules</h2>" not in render_html(summary)
+
+
+def test_a_pulka_of_the_tables_own_rules_lists_none():
+    summary = {"deals": [], "pulka": {s: {"gora": 0, "pulya": 0, "whists": {}} for s in ("seat1", "seat2", "seat3")}}
+    assert "<h2>Rules</h2>" not in render_html(summary, rules=parse_rules({}, 3))
