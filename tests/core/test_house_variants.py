@@ -288,3 +288,29 @@ def test_the_config_skeletons_name_every_house_rule_at_its_default(skeleton):
     for key, rule in house_rules.registered().items():
         assert given[key] == rule.default, key
     assert parse_rules(given, 3).book == parse_rules({"preset": "sochi"}, 3).book
+
+
+# --- through the tracker: a session's rules reach its summary and its series ------------------
+
+def test_a_kozlov_session_through_the_tracker():
+    from table_script import DEAL_A, DEAL_A_TAKEN, Script
+
+    game = game_config_from_dict({"rules": {"preset": "kozlov"}})
+    script = Script(game)
+    script.deal(DEAL_A)
+    assert script.tracker.records[-1].entry["taken"] == DEAL_A_TAKEN
+    summary = script.summary
+    # amnesty: only seat3's trick beyond the fewest (3) is written; settled in whole whists
+    assert summary["pulka"]["seat3"]["gora"] == 1 and summary["pulka"]["seat1"]["gora"] == 0
+    assert summary["settlement"] == {"convention": "sochi", "balance": {"seat1": 3.0, "seat2": 3.0, "seat3": -6.0}}
+    # the live snapshot settles as the summary does
+    from controller.core.snapshot import SnapshotBuilder
+    snap = SnapshotBuilder().build(script.tracker, seq=1)
+    assert snap.settlement["balance"] == summary["settlement"]["balance"]
+    # the deal passes on, the price follows the series
+    assert script.tracker.next_deal_params() == ("seat2", 1) and snap.next_deal["price"] == 2
+    plain = Script(game_config_from_dict({}))
+    plain.deal(DEAL_A)
+    # the table's own: every trick written (3/3/4), exact thirds
+    assert plain.summary["settlement"]["balance"] == {"seat1": 3.33, "seat2": 3.33, "seat3": -6.67}
+    assert plain.tracker.next_deal_params() == ("seat1", 1)
