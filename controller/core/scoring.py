@@ -8,19 +8,19 @@ any deal's :class:`Writes` into what it actually writes after the help rule
 
 Everything is exact: a whole amount is an ``int`` and any other a ``fractions.Fraction``
 (:func:`exact`; Fraction arithmetic is some fifty times slower than int's, and almost
-every entry is whole); rounding happens only for output.
+every entry is whole); rounding happens only for output.  The house rules of a session
+(:mod:`controller.core.house_rules`) are asked through ``rules.book``.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Iterable, Mapping, Sequence
 
 from .config import Rules
 from .house_rules import CONVENTIONS
-from .settlement import MAX_ENTRY, SETTLE, read_pulka, settle_parts, whist_saldo  # noqa: F401
+from .settlement import MAX_ENTRY, SETTLE, settle_parts  # noqa: F401 (MAX_ENTRY: settle's bound, as before)
 
 # a pulya point's worth in gora, by convention name (for summaries that name their convention)
 CONVENTION_K = {name: convention.k for name, convention in CONVENTIONS.items()}

@@ -17,15 +17,12 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
+from . import pulya_help, raspasovka, series_rules, settlement, whisting
+from .book import HouseRule, RuleBook
 from .conventions import CONVENTIONS
-
-
-from .book import HouseRule, RuleBook  # noqa: E402
-
+from .presets import PRESET_WORDS, PRESETS
 
 # --- the registry ------------------------------------------------------------------------
-
-from . import raspasovka, whisting, pulya_help, series_rules, settlement  # noqa: E402
 
 # Each module's RULES, in the order they are applied (one line a module).
 MODULES = [
@@ -83,10 +80,6 @@ def describe(rules) -> list[str]:
     lines += rules.book.words
     return lines
 
-
-# --- presets: the names players use -----------------------------------------------------
-
-from .presets import PRESETS, PRESET_WORDS  # noqa: E402,F401
 
 __all__ = ["HouseRule", "RuleBook", "MODULES", "PRESETS", "PRESET_WORDS", "registered", "rule_book",
            "describe", "extra_module", "CONVENTIONS"]
