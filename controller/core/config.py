@@ -107,7 +107,7 @@ class GameConfig:
         rules["subtract_minimum"] = r.subtract_minimum
         rules["convention"] = r.convention
         # The contract keys are written only when set away from their defaults, so a
-        # raspasovka session's config.toml stays exactly what it was before they existed.
+        # raspasovka session's config.toml names the keys it named before they existed.
         # (With a preset every key is written: one set back to its default must stay so.)
         defaults = Rules()
         for key in _CONTRACT_BOOLS:
@@ -224,6 +224,7 @@ def parse_rules(raw: object, players: int) -> Rules:
     section, preset = with_preset(check_table(raw, "rules"))
     house = parse_house_rules(section)
     section = {k: v for k, v in section.items() if k not in house_rules.registered()}
+    # (the message lists every key a [rules] may hold, the preset and house rules too)
     check_known_keys(section, "rules", _RULES_KEYS + ("preset",) + tuple(house_rules.registered()))
     kw: dict[str, Any] = {"house": house, "preset": preset}
     if "prikup" in section:
