@@ -330,6 +330,28 @@ def settle_pulka(pulka: Mapping[str, Mapping], rules: Rules) -> dict[str, int | 
     return SETTLE[rules.book.settlement](pulka, rules.book.k)
 
 
+# the settlement object's "whole" for each whole-whist settlement (absent when exact)
+WHOLE = {"whole_rounded": "rounded", "whole_truncated": "truncated"}
+
+
+def settlement_object(pulka: Mapping[str, Mapping], rules: Rules) -> dict:
+    """The summary's ``settlement`` object (FORMATS.md): ``convention`` and ``balance``, and
+    between them ``whole`` when the session settles in whole whists (docs/RULES-variants.md),
+    so that ``preftable settle`` of the summary prints the same object."""
+    out: dict = {"convention": rules.convention}
+    whole = WHOLE.get(rules.book.settlement)
+    if whole is not None:
+        out["whole"] = whole
+    out["balance"] = rounded(settle_pulka(pulka, rules))
+    return out
+
+
+def settle_whole(pulka: Mapping[str, Mapping], convention: str, whole: str | None) -> dict[str, int | Fraction]:
+    """:func:`settle`, or in whole whists as a settlement object's ``whole`` says."""
+    how = {v: k for k, v in WHOLE.items()}.get(whole, "exact") if whole is not None else "exact"
+    return SETTLE[how](pulka, CONVENTION_K[convention])
+
+
 def rounded(balance: Mapping[str, Fraction]) -> dict[str, float]:
     """Balances rounded to two decimals for output (never ``-0.0``)."""
     return {p: round(float(v), 2) + 0.0 for p, v in balance.items()}

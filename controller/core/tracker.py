@@ -41,7 +41,7 @@ from .deal import (AUCTION, CARD, CODES, CONTRACT_PHASE, DONE, KIND_RASPASOVKA, 
 from .deck import Deck
 from .events import BID, BUTTON, CONTRACT, MISERE, PLACED, VALUE_FIELD, WHIST, TableEvent
 from .bidding import MISERE_DEAL, contract_refusal
-from .scoring import DealWritten, Pulka, Writes, pulya_order, rounded, settle_pulka
+from .scoring import DealWritten, Pulka, Writes, pulya_order, settlement_object
 from .series import next_deal
 from .tokens import control_line_for, phase_of
 
@@ -804,11 +804,10 @@ class DealTracker:
     def summary(self) -> dict:
         """The summary JSON of FORMATS.md and FORMATS-contracts.md."""
         pulka = self.pulka.to_dict()
-        convention = self.rules.convention
         summary = {"deals": self.deal_dicts(), "pulka": pulka}
         if self.contract_fields:
             summary["pulya_target"] = self.rules.pulya_target
             summary["finished_after_deal"] = self.finished_after
         # FORMATS.md: the summary "ends with the same settlement object" as `settle` prints
-        summary["settlement"] = {"convention": convention, "balance": rounded(settle_pulka(pulka, self.rules))}
+        summary["settlement"] = settlement_object(pulka, self.rules)
         return summary

@@ -36,3 +36,33 @@ def test_the_pulka_report_says_the_rules():
 def test_a_pulka_of_the_tables_own_rules_lists_none():
     summary = {"deals": [], "pulka": {s: {"gora": 0, "pulya": 0, "whists": {}} for s in ("seat1", "seat2", "seat3")}}
     assert "<h2>Rules</h2>" not in render_html(summary, rules=parse_rules({}, 3))
+
+
+def test_settle_prints_the_summarys_own_settlement_in_whole_whists(tmp_path, capsys):
+    import json
+
+    import pytest
+
+    from controller.app.cli import main
+    from controller.core.config import game_config_from_dict
+    from table_script import DEAL_A, Script
+
+    script = Script(game_config_from_dict({"rules": {"preset": "kozlov"}}))
+    script.deal(DEAL_A)
+    summary = script.summary
+    assert summary["settlement"] == {"convention": "sochi", "whole": "rounded",
+                                     "balance": {"seat1": 3.0, "seat2": 3.0, "seat3": -6.0}}
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(summary))
+    assert main(["settle", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == summary["settlement"]
+    assert main(["settle", str(path)]) == 0
+    assert "settlement (sochi, whole whists rounded), in whists:" in capsys.readouterr().out
+    summary["settlement"]["whole"] = "nearest"
+    path.write_text(json.dumps(summary))
+    with pytest.raises(SystemExit) as err:
+        main(["settle", str(path)])
+    assert err.value.code == 2
+    message = capsys.readouterr().err.strip()
+    assert message.endswith("settlement.whole must be one of rounded, truncated, got 'nearest'")
+    assert "\n" not in message

@@ -302,7 +302,8 @@ def test_a_kozlov_session_through_the_tracker():
     summary = script.summary
     # amnesty: only seat3's trick beyond the fewest (3) is written; settled in whole whists
     assert summary["pulka"]["seat3"]["gora"] == 1 and summary["pulka"]["seat1"]["gora"] == 0
-    assert summary["settlement"] == {"convention": "sochi", "balance": {"seat1": 3.0, "seat2": 3.0, "seat3": -6.0}}
+    assert summary["settlement"] == {"convention": "sochi", "whole": "rounded",
+                                     "balance": {"seat1": 3.0, "seat2": 3.0, "seat3": -6.0}}
     # the live snapshot settles as the summary does
     from controller.core.snapshot import SnapshotBuilder
     snap = SnapshotBuilder().build(script.tracker, seq=1)
