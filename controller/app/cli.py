@@ -160,7 +160,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 # --- settle -----------------------------------------------------------------------
 
 def cmd_settle(args: argparse.Namespace) -> int:
-    from ..core.scoring import rounded, settle
+    from ..core.scoring import WHOLE, rounded, settle_whole
     from .textview import settlement_text
 
     path = Path(args.file)
@@ -184,17 +184,23 @@ def cmd_settle(args: argparse.Namespace) -> int:
         elif convention not in CONVENTIONS:
             raise SystemExit(_fail(f"{path}: settlement.convention must be one of "
                                    f"{', '.join(CONVENTIONS)}, got {convention!r}"))
+    # a session settled in whole whists says so in its settlement object (docs/RULES-variants.md)
+    settlement = doc.get("settlement")
+    whole = settlement.get("whole") if isinstance(settlement, dict) else None
+    if whole is not None and whole not in WHOLE.values():
+        raise SystemExit(_fail(f"{path}: settlement.whole must be one of {', '.join(WHOLE.values())}, "
+                               f"got {whole!r}"))
     if pulka is doc:
         pulka = {k: v for k, v in doc.items() if k != "settlement"}
     if not pulka:
         raise SystemExit(_fail(f"{path}: the pulka names no player"))
     try:
-        balance = rounded(settle(pulka, convention))
+        balance = rounded(settle_whole(pulka, convention, whole))
     except ValueError as exc:
         raise SystemExit(_fail(f"{path}: {clip(str(exc))}"))
     except OverflowError:
         raise SystemExit(_fail(f"{path}: the values are too large to settle (balances beyond 1e308)"))
-    result = {"convention": convention, "balance": balance}
+    result = {"convention": convention, **({"whole": whole} if whole else {}), "balance": balance}
     if args.json:
         sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
     else:

@@ -186,7 +186,13 @@ class Doctor:
             self.add(OK, f"config {self.config}: readers {settings.backend}, "
                          f"display {settings.section('display').kind}, "
                          f"{settings.game.table.players} players")
+        self.add_rules(settings.game.rules)
         return settings
+
+    def add_rules(self, rules) -> None:
+        """Which rules a session plays, in words (docs/RULES-variants.md)."""
+        from ..core.house_rules import describe
+        self.add(OK, "rules: " + "; ".join(describe(rules)))
 
     def check_deck(self, settings) -> None:
         from ..core.deck import load_deck

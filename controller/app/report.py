@@ -697,7 +697,18 @@ def pulka_sections(summary: Mapping[str, Any], names: Mapping[str, str] | None =
         f"<tr>{header}</tr>",
         *(rows or [f'<tr><td colspan="{len(players) + 5}">no deals</td></tr>']),
         "</table>",
+        *rules_section(rules),
     ])
+
+
+def rules_section(rules: Rules | None) -> list[str]:
+    """The rules the session played, in words (docs/RULES-variants.md), when they are known
+    and not the table's own defaults (a pulka of the book's rules needs no list)."""
+    if rules is None or rules == Rules():
+        return []
+    from ..core.house_rules import describe
+    return ["<h2>Rules</h2>", '<ul id="rules">',
+            *(f"<li>{html.escape(line)}</li>" for line in describe(rules)), "</ul>"]
 
 
 def render_html(summary: Mapping[str, Any], names: Mapping[str, str] | None = None,
@@ -737,7 +748,7 @@ def write_report(summary: Mapping[str, Any], out_dir: Path, names: Mapping[str, 
     if history is None:
         history = derive_history(summary, rules)
     svg = render_svg(summary, names, history)
-    page = render_html(summary, names, history)
+    page = render_html(summary, names, history, rules)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         paths["svg"].write_text(svg, encoding="utf-8")

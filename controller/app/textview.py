@@ -83,7 +83,8 @@ def deal_kind_text(deal: Mapping, label: Mapping[str, str]) -> str:
 
 def settlement_text(settlement: dict, names: Mapping[str, str] | None = None) -> str:
     names = names or {}
-    lines = [f"settlement ({settlement['convention']}), in whists:"]
+    whole = f", whole whists {settlement['whole']}" if settlement.get("whole") else ""
+    lines = [f"settlement ({settlement['convention']}{whole}), in whists:"]
     for player, value in settlement["balance"].items():
         lines.append(f"  {names.get(player, player):<12} {value:+10.2f}")
     return "\n".join(lines) + "\n"

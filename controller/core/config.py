@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Mapping
 
+import tomli_w
+
+from . import house_rules
 from .cards import seat_names
 from .errors import ConfigError
 
 PRIKUP_MODES = ("dealer_leads", "suit_only", "closed")
 SCORING_MODES = ("gora", "whists")
-CONVENTIONS = ("sochi", "leningrad")
+CONVENTIONS = tuple(house_rules.CONVENTIONS)
 WHIST_RESPONSIBILITIES = ("full", "half")
 AUTO = "auto"                   # rules.bidding: a deal's first line decides (RULES-contracts.md)
 
@@ -47,13 +51,22 @@ class Rules:
     consolation_to_dealer: bool = True
     second_whist_responsible: bool = True
     whist_responsibility: str | None = None     # None: "full" in Sochi, "half" in Leningrad
+    # house rules (docs/RULES-variants.md): the keys set away from the table's own, as
+    # (key, value) pairs in key order, and the preset they came from
+    house: tuple[tuple[str, Any], ...] = ()
+    preset: str | None = None
 
     @property
     def responsibility(self) -> str:
         """``whist_responsibility`` with its convention-dependent default."""
         if self.whist_responsibility is not None:
             return self.whist_responsibility
-        return "half" if self.convention == "leningrad" else "full"
+        return house_rules.CONVENTIONS[self.convention].responsibility
+
+    @cached_property
+    def book(self) -> "house_rules.RuleBook":
+        """The rules of the pulka as the scoring asks them (:mod:`controller.core.house_rules`)."""
+        return house_rules.rule_book(self)
 
 
 @dataclass(frozen=True)
@@ -80,43 +93,37 @@ class GameConfig:
     rules: Rules = field(default_factory=Rules)
 
     def to_toml(self) -> str:
-        """The ``[table]`` and ``[rules]`` sections as TOML (for a session's ``config.toml``)."""
+        """The ``[table]`` and ``[rules]`` sections as TOML (for a session's ``config.toml``),
+        written by tomli-w so any name reads back as it was."""
         t, r = self.table, self.rules
-        lines = ["[table]", f"players = {t.players}", f'first_dealer = "{t.first_dealer}"']
+        table: dict[str, Any] = {"players": t.players, "first_dealer": t.first_dealer}
         if t.names:
-            inner = ", ".join(f"{seat} = {_toml_str(name)}" for seat, name in t.names.items())
-            lines.append(f"names = {{ {inner} }}")
-        lines += [
-            "", "[rules]",
-            f'prikup = "{r.prikup}"',
-            f'scoring = "{r.scoring}"',
-            f"whists_per_trick = {r.whists_per_trick}",
-            f"progression = [{', '.join(str(p) for p in r.progression)}]",
-            f"same_dealer = {str(r.same_dealer).lower()}",
-        ]
+            table["names"] = dict(t.names)
+        rules: dict[str, Any] = {
+            "prikup": r.prikup, "scoring": r.scoring, "whists_per_trick": r.whists_per_trick,
+            "progression": list(r.progression), "same_dealer": r.same_dealer,
+        }
         if r.last_step_dealer_penalty_points is None:
-            lines.append(f"last_step_dealer_penalty = {r.last_step_dealer_penalty}")
+            rules["last_step_dealer_penalty"] = r.last_step_dealer_penalty
         else:
-            lines.append(f"last_step_dealer_penalty_points = {r.last_step_dealer_penalty_points}")
-        lines += [f"subtract_minimum = {str(r.subtract_minimum).lower()}", f'convention = "{r.convention}"']
+            rules["last_step_dealer_penalty_points"] = r.last_step_dealer_penalty_points
+        rules["subtract_minimum"] = r.subtract_minimum
+        rules["convention"] = r.convention
         # The contract keys are written only when set away from their defaults, so a
-        # raspasovka session's config.toml stays exactly what it was before they existed.
+        # raspasovka session's config.toml names the keys it named before they existed.
+        # (With a preset every key is written: one set back to its default must stay so.)
         defaults = Rules()
         if r.bidding != defaults.bidding:
             lines.append(f"bidding = {str(r.bidding).lower()}")
         for key in _CONTRACT_BOOLS:
-            if getattr(r, key) != getattr(defaults, key):
-                lines.append(f"{key} = {str(getattr(r, key)).lower()}")
+            if getattr(r, key) != getattr(defaults, key) or r.preset is not None:
+                rules[key] = getattr(r, key)
         if r.pulya_target is not None:
-            lines.append(f"pulya_target = {r.pulya_target}")
+            rules["pulya_target"] = r.pulya_target
         if r.whist_responsibility is not None:
-            lines.append(f'whist_responsibility = "{r.whist_responsibility}"')
-        return "\n".join(lines) + "\n"
-
-
-def _toml_str(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return '"' + "".join(c if c >= " " else f"\\u{ord(c):04x}" for c in escaped) + '"'
+            rules["whist_responsibility"] = r.whist_responsibility
+        rules.update(house_rules_toml(r))
+        return tomli_w.dumps({"table": table, "rules": rules})
 
 
 def read_toml(path: str | Path, what: str = "config") -> dict[str, Any]:
@@ -193,7 +200,7 @@ def check_known_keys(section: Mapping, key: str, known: tuple[str, ...] | frozen
 # --- [table] and [rules] -----------------------------------------------------------
 
 _TABLE_KEYS = ("players", "first_dealer", "names")
-_RULES_KEYS = tuple(Rules.__dataclass_fields__)
+_RULES_KEYS = tuple(k for k in Rules.__dataclass_fields__ if k not in ("house", "preset"))
 _CONTRACT_BOOLS = ("ten_whisted", "half_whist", "consolation_to_dealer", "second_whist_responsible")
 
 
@@ -227,9 +234,12 @@ def check_bidding(value: object) -> bool | str:
 
 
 def parse_rules(raw: object, players: int) -> Rules:
-    section = check_table(raw, "rules")
-    check_known_keys(section, "rules", _RULES_KEYS)
-    kw: dict[str, Any] = {}
+    section, preset = with_preset(check_table(raw, "rules"))
+    house = parse_house_rules(section)
+    section = {k: v for k, v in section.items() if k not in house_rules.registered()}
+    # (the message lists every key a [rules] may hold, the preset and house rules too)
+    check_known_keys(section, "rules", _RULES_KEYS + ("preset",) + tuple(house_rules.registered()))
+    kw: dict[str, Any] = {"house": house, "preset": preset}
     if "prikup" in section:
         kw["prikup"] = check_choice(section["prikup"], "rules.prikup", PRIKUP_MODES)
     if "scoring" in section:
@@ -271,6 +281,52 @@ def parse_rules(raw: object, players: int) -> Rules:
         kw["whist_responsibility"] = check_choice(section["whist_responsibility"], "rules.whist_responsibility",
                                                   WHIST_RESPONSIBILITIES)
     return Rules(**kw)
+
+
+# --- presets and house rules (docs/RULES-variants.md) ---------------------------------
+
+def with_preset(section: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """``[rules]`` with its ``preset`` filled in: the preset's keys, then every key given
+    beside it (a key given wins)."""
+    if "preset" not in section:
+        return dict(section), None
+    name = section["preset"]
+    presets = house_rules.PRESETS
+    if not isinstance(name, str) or name not in presets:
+        raise ConfigError(f"rules.preset: must be one of {', '.join(presets)}, got {name!r}", "rules.preset")
+    merged = dict(presets[name])
+    merged.update((k, v) for k, v in section.items() if k != "preset")
+    return merged, name
+
+
+def parse_house_rules(section: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The house-rule keys of ``[rules]`` that differ from the table's own, validated
+    against each rule's values."""
+    chosen = []
+    for key, rule in sorted(house_rules.registered().items()):
+        if key not in section:
+            continue
+        value = section[key]
+        where = f"rules.{key}"
+        if isinstance(rule.default, bool):
+            check_bool(value, where)
+        elif not isinstance(value, type(rule.default)) or isinstance(value, bool) or value not in rule.values:
+            raise ConfigError(f"{where}: must be one of {', '.join(map(str, rule.values))}, got {value!r}", where)
+        if value != rule.default:
+            chosen.append((key, value))
+    return tuple(chosen)
+
+
+def house_rules_toml(rules: Rules) -> dict[str, Any]:
+    """What a session's ``config.toml`` says of the preset and the house rules: the preset's
+    name and every house rule away from the table's own (so it reads back the same)."""
+    out: dict[str, Any] = {}
+    if rules.preset is not None:
+        out["preset"] = rules.preset
+        # every key, a preset's one set back to the table's own included
+        out.update((key, rule.default) for key, rule in sorted(house_rules.registered().items()))
+    out.update(rules.house)
+    return out
 
 
 def game_config_from_dict(doc: Mapping[str, Any]) -> GameConfig:

@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
 from .config import Rules
-from .scoring import CONVENTION_K, Writes
+from .scoring import Writes
 
 MISERE = "misere"
 STRAINS = ("s", "c", "d", "h", "n")                 # low to high (seed 003)
@@ -84,14 +84,14 @@ def game_value(game: str) -> int:
 def obligation(game: str, rules: Rules) -> int:
     """O: the tricks the whisters must take together (0 for misère and an unwhisted 10)."""
     level = game_level(game)
-    if level is None or (level == 10 and not rules.ten_whisted):
+    if level is None or (level == 10 and not (rules.ten_whisted and rules.book.ten_obligation)):
         return 0
     return _OBLIGATION[level]
 
 
 def convention_factor(rules: Rules) -> int:
     """m: Leningrad doubles every contract entry on gora and whists (not the pulya)."""
-    return CONVENTION_K[rules.convention]
+    return rules.book.contract_factor
 
 
 _HALF = Fraction(1, 2)
@@ -105,6 +105,13 @@ def responsibility_factor(rules: Rules) -> int | Fraction:
 def score_contract(rules: Rules, deal: ContractDeal) -> tuple[Writes, str]:
     """What the deal writes (before the help rule), and its outcome:
     ``made`` | ``failed`` | ``passed`` | ``half_whist`` | ``ten_unwhisted``."""
+    w, outcome = _score(rules, deal)
+    for hook in rules.book.deal_hooks:
+        hook(rules, outcome, deal, w)
+    return w, outcome
+
+
+def _score(rules: Rules, deal: ContractDeal) -> tuple[Writes, str]:
     if deal.ending not in ENDINGS:
         raise ValueError(f"unknown ending {deal.ending!r} (expected one of {', '.join(ENDINGS)})")
     value = game_value(deal.game)
@@ -206,8 +213,16 @@ def _score_played(rules: Rules, deal: ContractDeal, w: Writes) -> tuple[Writes, 
     by_defender = revoke is not None and not revoke.by_declarer
 
     # 3. whists for tricks, on the adjusted counts, made or not
+    book = rules.book
     if len(deal.whisters) == 1:
-        w.add_whists(deal.whisters[0], deal.declarer, defence * value * m)
+        whister = deal.whisters[0]
+        credited = taken[whister] if book.single_whister_own_tricks else defence
+        if book.gentleman_whist and tricks < level and not by_defender:
+            # gentleman's whist: a failed contract's whists for tricks shared by whister and passer
+            for seat in deal.defenders:
+                w.add_whists(seat, deal.declarer, Fraction(credited * value * m, 2))
+        else:
+            w.add_whists(whister, deal.declarer, credited * value * m)
     else:
         for whister in deal.whisters:
             w.add_whists(whister, deal.declarer, taken[whister] * value * m)

@@ -8,21 +8,23 @@ any deal's :class:`Writes` into what it actually writes after the help rule
 
 Everything is exact: a whole amount is an ``int`` and any other a ``fractions.Fraction``
 (:func:`exact`; Fraction arithmetic is some fifty times slower than int's, and almost
-every entry is whole); rounding happens only for output.
+every entry is whole); rounding happens only for output.  The house rules of a session
+(:mod:`controller.core.house_rules`) are asked through ``rules.book``.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Iterable, Mapping, Sequence
 
 from .config import Rules
+from .house_rules import CONVENTIONS
+from .settlement import MAX_ENTRY, SETTLE, settle_parts  # noqa: F401 (MAX_ENTRY: settle's bound, as before)
 
-CONVENTION_K = {"sochi": 1, "leningrad": 2}
+# a pulya point's worth in gora, by convention name (for summaries that name their convention)
+CONVENTION_K = {name: convention.k for name, convention in CONVENTIONS.items()}
 HELP_WHISTS = 10        # whists per pulya point of help, times k (a pulya point's worth in settlement)
-MAX_ENTRY = 10**12      # the largest gora, pulya or whists settle accepts (real pulkas: hundreds)
 
 
 @dataclass
@@ -94,7 +96,21 @@ def dealer_penalty(rules: Rules, price: int) -> int:
 
 def score_deal(rules: Rules, seats: tuple[str, ...], active: tuple[str, ...], dealer: str,
                price: int, step: int, taken: Mapping[str, int], revoke: str | None) -> Writes:
-    """What a finished raspasovka deal writes (RULES.md "Scoring one deal", "Mistakes")."""
+    """What a finished raspasovka deal writes (RULES.md "Scoring one deal", "Mistakes"),
+    with the house rules of the book (``raspasovka_factor``, ``amnesty_all_seats``)."""
+    book = rules.book
+    w = _raspasovka_entries(rules, book, seats, active, dealer, price, step, taken, revoke)
+    if book.raspasovka_factor != 1:
+        w = Writes({s: book.raspasovka_factor * v for s, v in w.gora.items()}, w.pulya,
+                   {key: book.raspasovka_factor * v for key, v in w.whists.items()})
+    for hook in book.deal_hooks:
+        hook(rules, "raspasovka", {"seats": seats, "active": active, "dealer": dealer, "price": price,
+                                   "step": step, "taken": taken, "revoke": revoke}, w)
+    return w
+
+
+def _raspasovka_entries(rules: Rules, book, seats: tuple[str, ...], active: tuple[str, ...], dealer: str,
+                        price: int, step: int, taken: Mapping[str, int], revoke: str | None) -> Writes:
     w = Writes()
     if is_last_step(rules, step):
         w.add_gora(dealer, dealer_penalty(rules, price))
@@ -104,15 +120,16 @@ def score_deal(rules: Rules, seats: tuple[str, ...], active: tuple[str, ...], de
     if rules.scoring == "whists":
         _score_whists(w, rules, active, price, taken)
         return w
-    fewest = min(taken[s] for s in active)
+    fewest = min(taken[s] for s in (seats if book.amnesty_all_seats else active))
+    amnesty = rules.subtract_minimum
     for seat in seats:
         tricks = taken[seat]
         if seat in active:
-            w.add_gora(seat, (tricks - fewest if rules.subtract_minimum else tricks) * price)
+            w.add_gora(seat, (tricks - fewest if amnesty else tricks) * price)
             if tricks == 0:
                 w.add_pulya(seat, price)
-        else:   # a sitting-out dealer writes his prikup tricks in full
-            w.add_gora(seat, tricks * price)
+        else:   # a sitting-out dealer writes his prikup tricks in full (beyond the fewest: all seats' amnesty)
+            w.add_gora(seat, (tricks - fewest if amnesty and book.amnesty_all_seats else tricks) * price)
     if rules.prikup == "closed" and len(seats) == 4:
         w.add_pulya(dealer, price)
     return w
@@ -200,14 +217,17 @@ class Pulka:
         """Write one deal's ``writes`` (raspasovka or contract) into the pulka under the pulya
         target, and return what it actually wrote (RULES-contracts.md "Pulya target and help").
 
-        ``order`` is the pulya-entry order (:func:`pulya_order`); without a target the deal is
-        written exactly as :meth:`add` writes it.
+        ``order`` is the pulya-entry order (:func:`pulya_order`: the dealer last); without a
+        target the deal is written exactly as :meth:`add` writes it.
         """
         target = rules.pulya_target
         if target is None:
             self.add(writes)
             return DealWritten(writes)      # no target: no help, and the pulka never finishes
-        k = CONVENTION_K[rules.convention]
+        book = rules.book
+        k = book.k
+        # a sitting-out dealer (four players: the last of the order) may be kept from help
+        unhelped = order[-1] if order and len(self.players) == 4 and not book.help_sitting_out_dealer else None
         out = Writes(dict(writes.gora), {}, dict(writes.whists))
         # the deal's gora and whists come first; the pulya entries follow one at a time
         for seat, v in writes.gora.items():
@@ -220,11 +240,11 @@ class Pulka:
         for seat in seats:
             amount = writes.pulya.get(seat)
             if amount:
-                helped += self._enter_pulya(seat, exact(amount), target, k, out)
+                helped += self._enter_pulya(seat, exact(amount), target, k, out, unhelped)
         return DealWritten(out, helped, self.finished(rules))
 
     def _enter_pulya(self, seat: str, amount: int | Fraction, target: int, k: int,
-                     out: Writes) -> list[HelpEntry]:
+                     out: Writes, unhelped: str | None = None) -> list[HelpEntry]:
         own = amount if amount < 0 else min(amount, max(0, target - self.pulya[seat]))
         self.pulya[seat] = exact(self.pulya[seat] + own)
         out.add_pulya(seat, own)
@@ -233,7 +253,7 @@ class Pulka:
         i = self.players.index(seat)
         clockwise = self.players[i + 1:] + self.players[:i]
         while rest > 0:
-            below = [p for p in clockwise if self.pulya[p] < target]
+            below = [p for p in clockwise if self.pulya[p] < target and p != unhelped]
             if not below:
                 # every other pulya is closed: the rest comes off the helper's own gora
                 self.gora[seat] = exact(self.gora[seat] - k * rest)
@@ -300,46 +320,36 @@ def settle(pulka: Mapping[str, Mapping], convention: str = "sochi") -> dict[str,
     missing fields count as zero.  Raises ValueError for a whist written on an
     unknown player or a non-numeric value.
     """
-    k = CONVENTION_K[convention]
-    players = list(pulka)
-    if not players:
-        return {}
+    gora_part, saldo = settle_parts(pulka, CONVENTION_K[convention])
+    return {p: gora_part[p] + saldo[p] for p in gora_part}
 
-    def num(v: object, where: str) -> Fraction:
-        if isinstance(v, bool) or not isinstance(v, (int, float, Fraction)):
-            raise ValueError(f"{where}: must be a number, got {v!r}")
-        # bounded before any arithmetic: a 4000-digit number would overflow the float output
-        if not (isinstance(v, float) and not math.isfinite(v)) and not -MAX_ENTRY <= v <= MAX_ENTRY:
-            shown = repr(v) if isinstance(v, float) or abs(v) < 10**20 else "a number of more than 20 digits"
-            raise ValueError(f"{where}: must be a number from -{MAX_ENTRY:.0e} to {MAX_ENTRY:.0e}, got {shown}")
-        if isinstance(v, float):
-            if not math.isfinite(v):
-                raise ValueError(f"{where}: must be a finite number, got {v!r}")
-            return Fraction(repr(v))        # 0.1 in JSON means one tenth, not the nearest double
-        return Fraction(v)
 
-    gora, pulya, written = {}, {}, {}
-    for p in players:
-        entry = pulka[p]
-        if not isinstance(entry, Mapping):
-            raise ValueError(f"{p}: must be an object with gora, pulya and whists, got {entry!r}")
-        gora[p] = num(entry.get("gora", 0), f"{p}.gora")
-        pulya[p] = num(entry.get("pulya", 0), f"{p}.pulya")
-        whists = entry.get("whists", {}) or {}
-        if not isinstance(whists, Mapping):
-            raise ValueError(f"{p}.whists: must be an object of player: whists, got {whists!r}")
-        for q, v in whists.items():
-            if q not in pulka:
-                raise ValueError(f"{p}.whists.{q}: no such player")
-            written[(p, q)] = num(v, f"{p}.whists.{q}")
-    top = max(pulya.values())
-    adjusted = {p: gora[p] + k * (top - pulya[p]) for p in players}
-    average = sum(adjusted.values(), Fraction(0)) / len(players)
-    balance = {p: 10 * (average - adjusted[p]) for p in players}
-    for (p, q), v in written.items():
-        balance[p] += v
-        balance[q] -= v
-    return balance
+def settle_pulka(pulka: Mapping[str, Mapping], rules: Rules) -> dict[str, int | Fraction]:
+    """The balances as the session's rules settle them: exact (RULES.md) or in whole whists
+    (the book's ``settlement``; docs/RULES-variants.md)."""
+    return SETTLE[rules.book.settlement](pulka, rules.book.k)
+
+
+# the settlement object's "whole" for each whole-whist settlement (absent when exact)
+WHOLE = {"whole_rounded": "rounded", "whole_truncated": "truncated"}
+
+
+def settlement_object(pulka: Mapping[str, Mapping], rules: Rules) -> dict:
+    """The summary's ``settlement`` object (FORMATS.md): ``convention`` and ``balance``, and
+    between them ``whole`` when the session settles in whole whists (docs/RULES-variants.md),
+    so that ``preftable settle`` of the summary prints the same object."""
+    out: dict = {"convention": rules.convention}
+    whole = WHOLE.get(rules.book.settlement)
+    if whole is not None:
+        out["whole"] = whole
+    out["balance"] = rounded(settle_pulka(pulka, rules))
+    return out
+
+
+def settle_whole(pulka: Mapping[str, Mapping], convention: str, whole: str | None) -> dict[str, int | Fraction]:
+    """:func:`settle`, or in whole whists as a settlement object's ``whole`` says."""
+    how = {v: k for k, v in WHOLE.items()}.get(whole, "exact") if whole is not None else "exact"
+    return SETTLE[how](pulka, CONVENTION_K[convention])
 
 
 def rounded(balance: Mapping[str, Fraction]) -> dict[str, float]:

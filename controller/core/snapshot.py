@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
-from .scoring import rounded, settle
+from .scoring import settlement_object
 from .view import Indications, indications
 
 NO_LINK: Mapping[str, str] = MappingProxyType({"state": "none", "detail": ""})
@@ -165,8 +165,7 @@ class SnapshotBuilder:
                 del self._decoded[index]
             self._deals = DealHistory(*tracker.records.frozen(), cache=self._decoded)
             self._pulka = tracker.pulka.to_dict()
-            self._settlement = {"convention": tracker.rules.convention,
-                                "balance": rounded(settle(self._pulka, tracker.rules.convention))}
+            self._settlement = settlement_object(self._pulka, tracker.rules)
         deal = tracker.deal
         deal_view = None
         if deal is not None:

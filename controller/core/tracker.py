@@ -43,7 +43,7 @@ from .deal import (AUCTION, CARD, CLAIMING, CODES, CONFIRM, CONTRACT_PHASE, DONE
 from .deck import Deck
 from .events import BID, BUTTON, CLAIM, CONTRACT, MISERE, PLACED, RESULT, VALUE_FIELD, WHIST, TableEvent
 from .bidding import MISERE_DEAL, contract_refusal
-from .scoring import DealWritten, Pulka, Writes, pulya_order, rounded, settle
+from .scoring import DealWritten, Pulka, Writes, pulya_order, settlement_object
 from .series import next_deal
 from .tokens import control_line_for, phase_of
 
@@ -906,10 +906,9 @@ class DealTracker:
     def summary(self) -> dict:
         """The summary JSON of FORMATS.md and FORMATS-contracts.md."""
         pulka = self.pulka.to_dict()
-        convention = self.rules.convention
         # every field with every value of rules.bidding (FORMATS-contracts.md, second edition)
         summary = {"deals": self.deal_dicts(), "pulka": pulka, "pulya_target": self.rules.pulya_target,
                    "finished_after_deal": self.finished_after}
         # FORMATS.md: the summary "ends with the same settlement object" as `settle` prints
-        summary["settlement"] = {"convention": convention, "balance": rounded(settle(pulka, convention))}
+        summary["settlement"] = settlement_object(pulka, self.rules)
         return summary

@@ -1,0 +1,25 @@
+"""House rules of the whists a contract writes (docs/RULES-variants.md)."""
+
+from __future__ import annotations
+
+from .book import HouseRule
+
+
+def _set(name: str, when):
+    def apply(answers: dict, value) -> None:
+        answers[name] = when(value)
+    return apply
+
+
+RULES = (
+    HouseRule("gentleman_whist", (False, True),
+              {True: "gentleman's whist: whister and passer share the whists of a failed contract equally"},
+              _set("gentleman_whist", bool), "PrefAndroid Calculation.kt writeGame, ConsolationType.Gentlemen"),
+    HouseRule("single_whister_tricks", ("defence", "own"),
+              {"own": "a single whister writes whists for his own tricks only"},
+              _set("single_whister_own_tricks", lambda v: v == "own"),
+              "kozlov server.cpp calculateDealScore"),
+    HouseRule("ten_obligation", (True, False),
+              {False: "a whisted 10 carries no whist obligation"},
+              _set("ten_obligation", bool), "PrefAndroid Calculation.kt sumVistNeeded"),
+)
