@@ -114,7 +114,7 @@ class GameConfig:
         # (With a preset every key is written: one set back to its default must stay so.)
         defaults = Rules()
         if r.bidding != defaults.bidding:
-            lines.append(f"bidding = {str(r.bidding).lower()}")
+            rules["bidding"] = r.bidding
         for key in _CONTRACT_BOOLS:
             if getattr(r, key) != getattr(defaults, key) or r.preset is not None:
                 rules[key] = getattr(r, key)
