@@ -73,10 +73,16 @@ class TableService:
 
     # --- sessions ----------------------------------------------------------------
 
+    def take_lock(self) -> None:
+        """The log dir's lock, before anything is read or written there: one service per log
+        dir, refused (one line) rather than interleaved, and a refused start writes nothing
+        (``run --new`` closes the previous pulka only once it holds the lock)."""
+        if self._lock is None:
+            self._lock = LogDirLock(self.log_dir).acquire()
+
     def open_session(self, new: bool = False) -> SessionLog:
         """Resume the newest unfinished session (unless ``new``), else start one."""
-        if self._lock is None:      # one service per log dir (issue 10): refused, not interleaved
-            self._lock = LogDirLock(self.log_dir).acquire()
+        self.take_lock()
         session = None if new else SessionLog.newest_unfinished(self.log_dir)
         if session is not None:
             try:
