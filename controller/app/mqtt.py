@@ -59,6 +59,7 @@ topics (ACL) only loses this safety net; the table says so in its log.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -73,7 +74,8 @@ from urllib.parse import urlsplit
 
 from ..core.config import check_known_keys, check_str, check_table
 from ..core.errors import ConfigError, LogError
-from ..store.gamelog import CONFIG, DECK, EVENTS
+from ..store.files import clear_temporary, open_fd, open_read, read_bounded
+from ..store.gamelog import CONFIG, DECK, EVENTS, SessionLog
 from .findings import FAIL, OK, WARN
 
 log = logging.getLogger(__name__)
@@ -93,6 +95,8 @@ KEEPALIVE_S = 15
 RECONNECT_S = (0.5, 5)       # paho's reconnect back-off, first and longest
 STATE_EVERY_S = 0.25         # the state is published at most this often (the latest one)
 FORBIDDEN_IN_ID = "/#+"
+MARK_BYTES = 4096            # mqtt-acked.json is one short record
+SESSION_FILE_BYTES = 1 << 20  # config.toml and deck.toml as published, at most
 
 
 # --- configuration ----------------------------------------------------------------------
@@ -296,7 +300,16 @@ class MarkFile:
 
     def write(self, line: int) -> None:
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            flags = os.O_RDWR | os.O_CREAT
+            try:
+                self._fd = open_fd(self.path, flags, folder=True)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.EINVAL) or not self.path.parent.is_dir():
+                    raise
+                # a link or a FIFO planted at the mark: replaced, never written through
+                log.warning("%s: not a regular file (%s); replaced", self.path, exc.strerror)
+                clear_temporary(self.path)
+                self._fd = open_fd(self.path, flags, folder=True)
         os.pwrite(self._fd, mark_record(line), 0)
 
     def close(self) -> None:
@@ -308,7 +321,7 @@ class MarkFile:
 def count_lines(path: Path) -> tuple[int, int]:
     """(whole lines, bytes they take) of a file; a torn last line is not counted."""
     lines = size = 0
-    with open(path, "rb") as fh:
+    with open_read(path, folder=True) as fh:
         while chunk := fh.read(READ_CHUNK):
             lines += chunk.count(b"\n")
             size += len(chunk)
@@ -322,6 +335,8 @@ class Outbox:
     """The lines of one session's log that the broker has not acknowledged yet."""
 
     def __init__(self, folder: Path):
+        if os.path.islink(folder) or not folder.is_dir():
+            raise LogError(f"{folder}: not a session folder (a symlink?); nothing of it is published")
         self.folder = folder
         self.session = folder.name
         self.events_path = folder / EVENTS
@@ -337,7 +352,7 @@ class Outbox:
 
     def _load_mark(self) -> int:
         try:
-            doc = json.loads(self.mark_path.read_text(encoding="utf-8"))
+            doc = json.loads(read_bounded(self.mark_path, MARK_BYTES, folder=True))
             line = doc["line"]
             if isinstance(line, int) and not isinstance(line, bool) and line >= 0:
                 return line
@@ -354,7 +369,7 @@ class Outbox:
         if line == 0 or not self.events_path.exists():
             return
         count = 0
-        with open(self.events_path, "rb") as fh:
+        with open_read(self.events_path, folder=True) as fh:
             while count < line and (chunk := fh.read(READ_CHUNK)):
                 at = 0
                 while count < line:
@@ -378,7 +393,7 @@ class Outbox:
         try:
             if os.stat(self.events_path).st_size <= self.offset:
                 return []                # nothing new (most ticks): no open, no read
-            with open(self.events_path, "rb") as fh:
+            with open_read(self.events_path, folder=True) as fh:
                 fh.seek(self.offset)
                 data = fh.read(READ_CHUNK)
         except FileNotFoundError:
@@ -448,17 +463,22 @@ class Outbox:
 
     def _more_written(self) -> bool:
         try:
-            with open(self.events_path, "rb") as fh:
+            with open_read(self.events_path, folder=True) as fh:
                 fh.seek(self.offset)
                 return b"\n" in fh.read(READ_CHUNK)
         except FileNotFoundError:
             return False
+        except OSError as exc:
+            raise LogError(f"{self.events_path}: cannot read: {exc.strerror}") from None
 
     def session_message(self, table_id: str) -> dict:
         def text(name: str) -> str | None:
             try:
-                return (self.folder / name).read_text(encoding="utf-8")
+                return read_bounded(self.folder / name, SESSION_FILE_BYTES, folder=True).decode("utf-8")
             except FileNotFoundError:
+                return None
+            except (OSError, UnicodeDecodeError) as exc:
+                log.warning("%s: not published (%s)", self.folder / name, getattr(exc, "strerror", None) or exc)
                 return None
         return {"table": table_id, "session": self.session, "config": text(CONFIG), "deck": text(DECK)}
 
@@ -468,7 +488,8 @@ def unfinished_outboxes(log_dir: Path) -> list[Path]:
     if not log_dir.is_dir():
         return []
     found = []
-    for folder in sorted(p for p in log_dir.iterdir() if (p / MARK_FILE).exists() and (p / EVENTS).exists()):
+    # SessionLog.sessions: never a symlinked folder (its lines are not this table's to publish)
+    for folder in (p for p in SessionLog.sessions(log_dir) if os.path.lexists(p / MARK_FILE)):
         box = Outbox(folder)
         if box.acked < count_lines(box.events_path)[0]:
             found.append(folder)

@@ -18,13 +18,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
-import os
 import secrets
 import time
 from collections import deque
 from pathlib import Path
 
 from ...core.errors import ConfigError
+from ...store.files import SECRET_MODE, read_bounded, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -33,12 +33,19 @@ SECRET_FILE = "web-secret"
 COOKIE = "preftable_pin"
 COOKIE_DAYS = 30
 GENERATED_DIGITS = 6
+MAX_FILE_BYTES = 4096
+
+
+def _read(path: Path) -> str:
+    """The stripped text of ``path`` (a regular file, not a link, a few bytes)."""
+    return read_bounded(path, MAX_FILE_BYTES).decode("utf-8", "replace").strip()
 
 
 def _read_or_create(path: Path, make) -> str:
-    """The stripped text of ``path``; created (mode 0600, atomically) with ``make()`` when missing."""
+    """The stripped text of ``path``; created (mode 0600, atomically, through the log dir's
+    opener: never through a planted ``.tmp`` link) with ``make()`` when missing."""
     try:
-        return path.read_text(encoding="utf-8").strip()
+        return _read(path)
     except FileNotFoundError:
         pass
     except OSError as exc:
@@ -46,11 +53,7 @@ def _read_or_create(path: Path, make) -> str:
     value = make()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(value + "\n")
-        os.replace(tmp, path)
+        write_atomic(path, (value + "\n").encode("utf-8"), SECRET_MODE)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write: {exc.strerror}") from None
     return value
@@ -70,7 +73,7 @@ def table_pin(log_dir: Path, configured: str | None = None) -> tuple[str, str]:
 def stored_pin(log_dir: Path) -> str | None:
     """The generated PIN if one was made (for ``doctor``), without creating it."""
     try:
-        return (Path(log_dir) / PIN_FILE).read_text(encoding="utf-8").strip() or None
+        return _read(Path(log_dir) / PIN_FILE) or None
     except OSError:
         return None
 
