@@ -37,6 +37,7 @@ import re
 import signal
 import sys
 import threading
+import time
 import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ SYNC_EVERY_S = 1.0            # mirrors are fsync'd this often, off the message 
 LOG_FIRST_BAD = 20            # bad messages logged one by one, per reason; then every 1000th
 SESSION_EXPIRY_S = 0xFFFFFFFF  # MQTT 5: the board's session (its queue) never expires
 REDRAW_S = 1.0
+FIRST_CONNECT_S = 10.0        # the command's first connection: TCP connect, then the broker's answer
 
 
 class BadMessage(PreftableError, ValueError):
@@ -325,6 +327,8 @@ class Club:
         self.on_change: Callable[[], None] | None = None   # told (on paho's thread) after each one
         self.lock = threading.Lock()          # the board's view against the drawing thread
         self.connected = threading.Event()
+        self.answered = threading.Event()       # the first CONNACK came (see refusal)
+        self.refusal: str | None = None
         self.subscribed = threading.Event()     # the broker has taken the subscriptions (SUBACK)
         self._stopping = False
         self._stop_sync = threading.Event()
@@ -337,16 +341,43 @@ class Club:
         self.client.on_subscribe = self._on_subscribe
 
     # --- connection
-    def start(self) -> None:
+    def start(self, *, reachable: bool = False) -> None:
+        """Connect (paho retries in the background).  With ``reachable`` (the command) the
+        first connection is made here and an unreachable broker is a :class:`ConfigError`
+        naming ``--broker``; then :meth:`wait_connected` waits for its answer."""
         from paho.mqtt.packettypes import PacketTypes
         from paho.mqtt.properties import Properties
 
         props = Properties(PacketTypes.CONNECT)
         props.SessionExpiryInterval = SESSION_EXPIRY_S
-        self.client.connect_async(self.broker.host, self.broker.port, keepalive=15,
-                                  clean_start=False, properties=props)
+        if reachable:
+            self.client.connect_timeout = FIRST_CONNECT_S
+            try:
+                self.client.connect(self.broker.host, self.broker.port, keepalive=15,
+                                    clean_start=False, properties=props)
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"--broker: cannot reach {self.broker.url}: "
+                                  f"{getattr(exc, 'strerror', None) or exc}", "--broker") from None
+        else:
+            self.client.connect_async(self.broker.host, self.broker.port, keepalive=15,
+                                      clean_start=False, properties=props)
         self.client.loop_start()
         self._syncer.start()
+
+    def wait_connected(self, timeout: float, stop: threading.Event) -> bool:
+        """After ``start(reachable=True)``: True once the broker took the board, False if
+        ``stop`` was set first; a refusal or no answer is a :class:`ConfigError` (``--broker``)."""
+        deadline = time.monotonic() + timeout
+        while not self.connected.is_set():
+            if self.refusal is not None:
+                raise ConfigError(f"--broker: {self.broker.url} refused the board: {self.refusal}", "--broker")
+            if stop.is_set():
+                return False
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ConfigError(f"--broker: {self.broker.url} did not answer within {timeout:g} s", "--broker")
+            self.answered.wait(min(left, 0.2))
+        return True
 
     def _sync_loop(self) -> None:
         """fsync the mirrors every second, so that a write never waits for the disk."""
@@ -374,11 +405,14 @@ class Club:
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:
             log.error("broker %s refused the board: %s", self.broker.url, reason_code)
+            self.refusal = str(reason_code)
+            self.answered.set()
             return
         log.info("connected to %s (session %s)", self.broker.url,
                  "resumed" if flags.session_present else "new")
         client.subscribe([(f"{self.prefix}/+/{kind}", 1) for kind in KINDS])
         self.connected.set()
+        self.answered.set()
 
     def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
         refused = [str(r) for r in reason_codes if r.is_failure]
@@ -576,16 +610,21 @@ def cmd_club(args: argparse.Namespace) -> int:
         sys.stderr.write(f"the club page: {page.page_url}\n")
         sys.stderr.flush()
     stop = threading.Event()
+    signals: list[int] = []
 
     def on_term(signum, frame):
+        signals.append(signum)
         stop.set()
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
-    club.start()
     tty = sys.stdout.isatty()
     shown = None
     try:
+        club.start(reachable=True)          # an unreachable broker: one line, exit 2
+        if not club.wait_connected(FIRST_CONNECT_S, stop):
+            sys.stderr.write(f"preftable: interrupted before {club.broker.url} answered\n")
+            return 130
         while True:                          # at most one redraw a second, only when it changed
             text = club.text()
             if text != shown:
@@ -598,6 +637,8 @@ def cmd_club(args: argparse.Namespace) -> int:
         club.stop()
         if page is not None:
             page.stop()
+    how = "Ctrl-C" if signal.SIGINT in signals else "SIGTERM"
+    sys.stderr.write(f"preftable: club board stopped ({how}); the mirrors are in {mirror_dir}\n")
     return 0
 
 

@@ -45,3 +45,53 @@ def test_a_symlinked_session_folder_is_not_published(tmp_path):
     assert unfinished_outboxes(logs) == []
     with pytest.raises(LogError):
         Outbox(logs / SESSION)
+
+
+# --- the board's command: an unreachable broker, Ctrl-C ------------------------------------------
+
+def _club(*args, **kw):
+    import subprocess
+    import sys
+
+    from mqtt_broker import ROOT
+    return subprocess.run([sys.executable, "-m", "controller", "club", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, **kw)
+
+
+def test_club_with_an_unreachable_broker_at_start_is_one_line_and_exit_2(tmp_path):
+    from mqtt_broker import free_port
+
+    out = _club("--broker", f"mqtt://127.0.0.1:{free_port()}", "--dir", tmp_path / "club")
+    assert out.returncode == 2, out
+    assert out.stderr.count("\n") == 1 and "--broker" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_club_ctrl_c_says_it_stopped_and_where_the_mirrors_are(tmp_path, broker):
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    from mqtt_broker import ROOT
+
+    board = subprocess.Popen([sys.executable, "-m", "controller", "club", "--broker", broker.url, "--dir",
+                              str(tmp_path / "club")], cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        # the board draws itself once the broker has taken it: its first line on stdout
+        first = []
+        reader = threading.Thread(target=lambda: first.append(board.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(30)
+        assert first and first[0].startswith("preftable club:"), first
+        board.send_signal(signal.SIGINT)
+        out, err = board.communicate(timeout=30)
+    finally:
+        if board.poll() is None:
+            board.kill()
+            board.communicate()
+    assert board.returncode == 0, err
+    assert "stopped (Ctrl-C)" in err and str(tmp_path / "club") in err and "Traceback" not in err
+
+
+from mqtt_broker import broker  # noqa: E402,F401  (a fixture)
