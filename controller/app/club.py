@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.errors import ConfigError, PreftableError
+from ..store.files import open_append, open_read, read_bounded, write_all
 from ..store.gamelog import CONFIG, DECK, EVENTS, SessionLog, write_atomic
 from .mqtt import (DEFAULT_PREFIX, check_topic_level, check_topic_prefix, count_lines, make_client,
                    parse_broker_url, read_password_file)
@@ -59,6 +60,9 @@ SYNC_EVERY_S = 1.0            # mirrors are fsync'd this often, off the message 
 LOG_FIRST_BAD = 20            # bad messages logged one by one, per reason; then every 1000th
 SESSION_EXPIRY_S = 0xFFFFFFFF  # MQTT 5: the board's session (its queue) never expires
 REDRAW_S = 1.0
+MAX_HELD = 20_000             # lines held after a gap per mirror (pending.jsonl), at most
+MAX_PAYLOAD = 256 * 1024      # a message larger than this is not the table's (a state is ~1 kB)
+SESSION_FILE_BYTES = 1 << 20
 FIRST_CONNECT_S = 10.0        # the command's first connection: TCP connect, then the broker's answer
 
 
@@ -88,24 +92,30 @@ class Mirror:
         self.pending_path = folder / PENDING
         SessionLog(folder).drop_torn_line()           # the board was killed in the middle of a line
         self.lines = count_lines(self.events_path)[0] if self.events_path.exists() else 0
+        self.dropped = 0                  # lines after a gap not held (the bound); fetched again later
         self.pending: dict[int, str] = self._load_pending()
-        self._fh = open(self.events_path, "ab", buffering=0)
-        self._pending_fh = None
         self.dirty = False
         self.duplicates = 0
         self._reported_gap: tuple[int, int] | None = None
 
     def _load_pending(self) -> dict[int, str]:
         held: dict[int, str] = {}
+        damaged = 0
         try:
-            for raw in self.pending_path.read_text(encoding="utf-8").splitlines():
-                try:
-                    doc = json.loads(raw)
-                    held[int(doc["line"])] = str(doc["text"])
-                except (ValueError, KeyError, TypeError):
-                    log.warning("%s: skipped a damaged line", self.pending_path)
+            with open_read(self.pending_path, folder=True) as fh:
+                for raw in fh:
+                    if len(held) >= MAX_HELD:
+                        self.dropped += 1
+                        continue
+                    try:
+                        doc = json.loads(raw)
+                        held[int(doc["line"])] = str(doc["text"])
+                    except (ValueError, KeyError, TypeError, RecursionError):
+                        damaged += 1
         except FileNotFoundError:
             pass
+        if damaged:
+            log.warning("%s: skipped %d damaged lines", self.pending_path, damaged)
         return {n: t for n, t in held.items() if n > self.lines}
 
     def add(self, line: int, text: str) -> bool:
@@ -116,27 +126,37 @@ class Mirror:
         if line > self.lines + 1:
             self._hold(line, text)
             return True
-        self._write(text)
+        self._append(self.events_path, text.encode("utf-8") + b"\n")
+        self.lines += 1
+        self.dirty = True
         if self.pending:
             self._release()
         return True
 
-    def _write(self, text: str) -> None:
-        self._fh.write(text.encode("utf-8") + b"\n")
-        self.lines += 1
-        self.dirty = True
+    def _append(self, path: Path, data: bytes) -> None:
+        """Open, append, close: a board following a thousand sessions holds no descriptor for
+        them (the mirror's files are opened by the log dir's opener: no link followed)."""
+        with open_append(path, folder=True) as fh:
+            write_all(fh.fileno(), data)
 
     def sync(self) -> None:
         """On the board's sync thread: the lines written so far onto the disk."""
         if self.dirty:
             self.dirty = False
-            os.fsync(self._fh.fileno())
+            with open_append(self.events_path, folder=True) as fh:
+                os.fsync(fh.fileno())
 
     def _hold(self, line: int, text: str) -> None:
+        if len(self.pending) >= MAX_HELD:
+            # bounded: the line is not kept here; the board asks the table for it again
+            self.dropped += 1
+            if self.dropped == 1 or self.dropped % 10000 == 0:
+                log.warning("%s: %d lines held after a gap already; later ones are fetched from the table "
+                            "once the gap is filled (%d so far)", self.folder, MAX_HELD, self.dropped)
+            return
         self.pending[line] = text
-        if self._pending_fh is None:
-            self._pending_fh = open(self.pending_path, "ab", buffering=0)
-        self._pending_fh.write(json.dumps({"line": line, "text": text}, ensure_ascii=False).encode() + b"\n")
+        self._append(self.pending_path, json.dumps({"line": line, "text": text}, ensure_ascii=False).encode()
+                     + b"\n")
         gap = self.gap
         if gap != self._reported_gap and gap is not None and (self._reported_gap is None
                                                                or gap[0] != self._reported_gap[0]):
@@ -145,12 +165,14 @@ class Mirror:
         self._reported_gap = gap
 
     def _release(self) -> None:
+        released = bytearray()
         while self.lines + 1 in self.pending:
-            self._write(self.pending.pop(self.lines + 1))
+            released += self.pending.pop(self.lines + 1).encode("utf-8") + b"\n"
+            self.lines += 1
+        if released:
+            self._append(self.events_path, bytes(released))
+            self.dirty = True
         self.pending = {n: t for n, t in self.pending.items() if n > self.lines}
-        if self._pending_fh is not None:
-            self._pending_fh.close()
-            self._pending_fh = None
         if self.pending:
             data = b"".join(json.dumps({"line": n, "text": t}, ensure_ascii=False).encode() + b"\n"
                             for n, t in sorted(self.pending.items()))
@@ -173,14 +195,18 @@ class Mirror:
                 continue
             path = self.folder / name
             data = text.encode("utf-8")
-            if not path.exists() or path.read_bytes() != data:
+            try:
+                same = read_bounded(path, SESSION_FILE_BYTES, folder=True) == data
+            except OSError:             # missing, or not a file the board made: written anew
+                same = False
+            if not same:
                 write_atomic(path, data)
 
     def close(self) -> None:
-        os.fsync(self._fh.fileno())
-        self._fh.close()
-        if self._pending_fh is not None:
-            self._pending_fh.close()
+        try:
+            self.sync()
+        except OSError as exc:
+            log.error("%s: cannot sync the mirror: %s", self.folder, exc.strerror)
 
 
 # --- what the board knows of one table -------------------------------------------------------------
@@ -294,8 +320,15 @@ def _num(value: Any) -> int | float:
 HEADERS = ["table", "status", "players", "deal", "contract", "pulka (gora/pulya)", "mirror"]
 
 
+def shown(text: str) -> str:
+    """A cell as the terminal may show it: names and statuses come from the network, so a
+    control character (an escape sequence that would clear or retitle the board's terminal,
+    a carriage return, a bidi override) is shown as ``?``, never sent to the terminal."""
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
+
+
 def board_text(tables: dict[str, TableView], bad: Counter) -> str:
-    rows = [HEADERS] + [tables[t].row() for t in sorted(tables)]
+    rows = [HEADERS] + [[shown(cell) for cell in tables[t].row()] for t in sorted(tables)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
     lines = [f"preftable club: {len(tables)} table(s)" +
              (f"; bad messages: {sum(bad.values())} (" + ", ".join(f"{k} {v}" for k, v in sorted(bad.items())) + ")"
@@ -463,6 +496,8 @@ class Club:
     def handle(self, topic: str, payload: bytes) -> None:
         """One message (the caller holds the lock).  Raises :class:`BadMessage`."""
         table, kind = self._parse_topic(topic)
+        if len(payload) > MAX_PAYLOAD:
+            raise BadMessage("too large", f"{len(payload):,} bytes (at most {MAX_PAYLOAD:,})")
         if kind == "status":
             status = payload.decode("utf-8", errors="replace")
             if status not in ("online", "offline"):
@@ -495,6 +530,8 @@ class Club:
             doc = json.loads(payload)
         except (ValueError, UnicodeDecodeError):
             raise BadMessage("not JSON", repr(payload[:60])) from None
+        except RecursionError:
+            raise BadMessage("not JSON", "nested too deeply") from None
         if not isinstance(doc, dict):
             raise BadMessage("not JSON", f"a JSON {type(doc).__name__}, not an object")
         return doc
@@ -522,7 +559,7 @@ class Club:
             raise BadMessage("bad line", f"text of line {line} is not one line of text")
         try:
             entry = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             entry = None
         if not isinstance(entry, dict):
             raise BadMessage("bad line", f"line {line} is not a JSON object")

@@ -5,7 +5,7 @@ that section exists, and paho-mqtt (the ``club`` extra) is imported only then::
 
     [mqtt]
     broker = "mqtt://club.local:1883"   # or mqtts://host:8883 (TLS)
-    table_id = "table-7"                # no "/", "#" or "+"
+    table_id = "table-7"                # letters, digits, "-", "_", "." (a safe folder name)
     username = "table-7"                # optional
     password_file = "/etc/preftable/mqtt.password"   # or password = "..."
     ca_file = "/etc/preftable/club-ca.pem"           # mqtts: the broker's CA (default: the system's)
@@ -64,6 +64,7 @@ import json
 import logging
 import os
 import queue
+import re
 import socket
 import time
 import uuid
@@ -95,6 +96,7 @@ KEEPALIVE_S = 15
 RECONNECT_S = (0.5, 5)       # paho's reconnect back-off, first and longest
 STATE_EVERY_S = 0.25         # the state is published at most this often (the latest one)
 FORBIDDEN_IN_ID = "/#+"
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MARK_BYTES = 4096            # mqtt-acked.json is one short record
 SESSION_FILE_BYTES = 1 << 20  # config.toml and deck.toml as published, at most
 
@@ -131,7 +133,10 @@ def parse_broker_url(url: object, key: str = "mqtt.broker") -> BrokerAddress:
 
 
 def check_topic_level(value: object, key: str) -> str:
-    """One topic level (a table id): not empty, no ``/``, ``#``, ``+`` or control characters."""
+    """A table id: one topic level, a folder name of the board's mirror and a broker user
+    name at once, so a safe name: 1 to 64 of ASCII letters, digits, ``-``, ``_`` and ``.``,
+    beginning with a letter or a digit (never ``..``, never a hidden folder, no ``/``,
+    ``#``, ``+``, spaces or control characters)."""
     text = check_str(value, key)
     if not text or len(text) > 64:
         raise ConfigError(f"{key}: must be 1 to 64 characters, got {text!r}", key)
@@ -139,6 +144,9 @@ def check_topic_level(value: object, key: str) -> str:
     if bad:
         raise ConfigError(f"{key}: must not contain {bad[0]!r} (a topic level: no '/', '#' or '+'), "
                           f"got {text!r}", key)
+    if not SAFE_ID.fullmatch(text):
+        raise ConfigError(f"{key}: must be letters, digits, '-', '_' and '.', beginning with a letter "
+                          f"or a digit (it names a folder of the club's mirror), got {text!r}", key)
     return text
 
 
