@@ -12,9 +12,14 @@ DIR/t/s/config.toml`` prints exactly the summary of the table's own log.
 The mirror is written in line order only.  A line that arrives twice (the
 table resends from its acknowledged point) is dropped by (session, line).  A
 line that arrives after a gap is held in ``pending.jsonl`` beside the mirror
-and not written: the board asks the table for nothing and invents nothing,
-it reports the gap and waits for the table to resend; the held lines go into
-the mirror once the gap is filled.
+(at most :data:`MAX_HELD` of them) and not written: the board invents
+nothing, it reports the gap and asks the table for the missing lines
+(``<prefix>/<table>/fetch``, answered on the table's ``log`` topic from its
+own log, see :mod:`controller.app.mqtt`); the held lines go into the mirror
+once the gap is filled.  The table's retained ``state`` says how many lines
+its log has, so a board started late, with any client id, or whose broker
+lost its queue, asks for everything it lacks and ends with every mirror
+byte-equal to the table's log.
 
 With ``--web [HOST:]PORT`` the same board is also a web page, ``/club``
 (:mod:`controller.app.web.board`), updated live.
@@ -33,7 +38,6 @@ import argparse
 import json
 import logging
 import os
-import re
 import signal
 import sys
 import threading
@@ -47,19 +51,18 @@ from typing import Any, Callable
 from ..core.errors import ConfigError, PreftableError
 from ..store.files import open_append, open_read, read_bounded, write_all
 from ..store.gamelog import CONFIG, DECK, EVENTS, SessionLog, write_atomic
-from .mqtt import (DEFAULT_PREFIX, check_topic_level, check_topic_prefix, count_lines, make_client,
-                   parse_broker_url, read_password_file)
+from .mqtt import (DEFAULT_PREFIX, FETCH_LINES, SESSION_NAME, check_topic_level, check_topic_prefix,
+                   count_lines, make_client, parse_broker_url, read_password_file, topic)
 
 log = logging.getLogger(__name__)
 
 PENDING = "pending.jsonl"
 KINDS = ("log", "state", "session", "status")
-# a session folder's name as SessionLog.create makes it: a UTC time, maybe "-2", "-3"...
-SESSION_NAME = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ(-\d{1,4})?")
 SYNC_EVERY_S = 1.0            # mirrors are fsync'd this often, off the message path (written at once)
 LOG_FIRST_BAD = 20            # bad messages logged one by one, per reason; then every 1000th
 SESSION_EXPIRY_S = 0xFFFFFFFF  # MQTT 5: the board's session (its queue) never expires
 REDRAW_S = 1.0
+FETCH_RETRY_S = 2.0           # a fetch that brought nothing is asked again after this long
 MAX_HELD = 20_000             # lines held after a gap per mirror (pending.jsonl), at most
 MAX_PAYLOAD = 256 * 1024      # a message larger than this is not the table's (a state is ~1 kB)
 SESSION_FILE_BYTES = 1 << 20
@@ -97,6 +100,10 @@ class Mirror:
         self.dirty = False
         self.duplicates = 0
         self._reported_gap: tuple[int, int] | None = None
+        self.known = 0                    # lines the table's log has, as far as the board knows
+        self._asked: tuple[int, int] | None = None      # the last fetch: its range, when, lines then
+        self._asked_at = float("-inf")
+        self._asked_lines = -1
 
     def _load_pending(self) -> dict[int, str]:
         held: dict[int, str] = {}
@@ -181,6 +188,31 @@ class Mirror:
             self.pending_path.unlink(missing_ok=True)
             log.info("%s: gap filled, mirror continuous at %d lines", self.folder, self.lines)
             self._reported_gap = None
+
+    def missing(self) -> tuple[int, int] | None:
+        """The first run of lines the mirror lacks: the gap, or what follows its last line
+        up to the table's count (lines not held because of the bound included)."""
+        gap = self.gap
+        if gap is not None:
+            return gap
+        known = max(self.known, max(self.pending, default=0))
+        return (self.lines + 1, known) if known > self.lines else None
+
+    def fetch_due(self, now: float) -> tuple[int, int] | None:
+        """The range to ask the table for now, or None (nothing missing, or an answer is on its
+        way: the mirror is still growing towards the last range asked, or it was asked lately)."""
+        want = self.missing()
+        if want is None:
+            self._asked = None
+            return None
+        if self._asked is not None and self.lines < self._asked[1]:
+            if self.lines > self._asked_lines:          # the answer is coming in
+                self._asked_at, self._asked_lines = now, self.lines
+            if now - self._asked_at < FETCH_RETRY_S:
+                return None
+        asked = (want[0], min(want[1], want[0] + FETCH_LINES - 1))
+        self._asked, self._asked_at, self._asked_lines = asked, now, self.lines
+        return asked
 
     @property
     def gap(self) -> tuple[int, int] | None:
@@ -357,6 +389,8 @@ class Club:
         self.tables: dict[str, TableView] = {}
         self.bad: Counter = Counter()
         self.changes = 0                      # messages taken in (good or bad): the board's version
+        self.fetches = 0                      # requests for missed lines sent to the tables
+        self.clock = time.monotonic
         self.on_change: Callable[[], None] | None = None   # told (on paho's thread) after each one
         self.lock = threading.Lock()          # the board's view against the drawing thread
         self.connected = threading.Event()
@@ -417,6 +451,7 @@ class Club:
         while not self._stop_sync.wait(SYNC_EVERY_S):
             with self.lock:
                 mirrors = [m for view in self.tables.values() for m in view.mirrors.values()]
+                self._ask_all()
             for mirror in mirrors:
                 try:
                     mirror.sync()
@@ -563,10 +598,13 @@ class Club:
             entry = None
         if not isinstance(entry, dict):
             raise BadMessage("bad line", f"line {line} is not a JSON object")
-        self._mirror(table, session).add(line, text)
+        mirror = self._mirror(table, session)
+        mirror.add(line, text)
+        mirror.known = max(mirror.known, line)
         view = self._view(table)
         if not view.session:
             view.session = session
+        self._ask(table, session, mirror)
 
     def _session(self, table: str, doc: dict) -> None:
         session = check_session(doc.get("session"))
@@ -592,7 +630,27 @@ class Club:
         view = self._view(table)
         view.session, view.lines, view.snapshot = session, lines, snapshot
         if session:
-            self._mirror(table, session)
+            mirror = self._mirror(table, session)
+            mirror.known = max(mirror.known, lines)
+            self._ask(table, session, mirror)
+
+    def _ask(self, table: str, session: str, mirror: Mirror) -> None:
+        """Ask the table for the lines the mirror lacks (``<prefix>/<table>/fetch``; the
+        table answers on its ``log`` topic).  The caller holds the lock."""
+        want = mirror.fetch_due(self.clock())
+        if want is None or not self.connected.is_set():
+            return
+        request = json.dumps({"session": session, "from": want[0], "to": want[1]})
+        self.client.publish(topic(self.prefix, table, "fetch"), request, qos=1)
+        self.fetches += 1
+        if self.fetches <= LOG_FIRST_BAD:
+            log.info("%s: asked table %s for lines %d-%d", mirror.folder, table, want[0], want[1])
+
+    def _ask_all(self) -> None:
+        """Every mirror still lacking lines asks again (the sync loop: a table that went quiet)."""
+        for table, view in self.tables.items():
+            for session, mirror in view.mirrors.items():
+                self._ask(table, session, mirror)
 
     # --- what tests and the board read
     def text(self) -> str:

@@ -196,3 +196,33 @@ def test_a_100k_deep_json_message_is_one_log_line_without_a_traceback(tmp_path, 
     records = [r for r in caplog.records if r.name == "controller.app.club"]
     assert len(records) == 1 and records[0].exc_info is None and "nested too deeply" in records[0].getMessage()
     assert club.bad == {"not JSON": 1}
+
+
+# --- the fetch topic, on its own -------------------------------------------------------------------
+
+def test_a_fetch_request_is_checked_and_answered_from_the_log_by_line_number(tmp_path):
+    from controller.app.mqtt import fetch_request, log_lines
+
+    folder = _session(tmp_path / SESSION, lines=2000)
+    assert fetch_request(json.dumps({"session": SESSION, "from": 3, "to": 5}).encode()) == (SESSION, 3, 5)
+    for bad in (b"[" * 100_000, b"{}", json.dumps({"session": "../x", "from": 1, "to": 2}).encode(),
+                json.dumps({"session": SESSION, "from": 0, "to": 2}).encode(),
+                json.dumps({"session": SESSION, "from": 5, "to": 2}).encode(),
+                json.dumps({"session": SESSION, "from": True, "to": 2}).encode()):
+        assert fetch_request(bad) is None
+    lines = (folder / "events.jsonl").read_text().splitlines()
+    assert log_lines(folder / "events.jsonl", 1999, 2500) == [(1999, lines[1998]), (2000, lines[1999])]
+    assert log_lines(folder / "events.jsonl", 2, 3) == [(2, lines[1]), (3, lines[2])]
+
+
+def test_a_mirror_asks_for_what_it_lacks_once_until_the_answer_stalls(tmp_path):
+    from controller.app.club import FETCH_RETRY_S, Mirror
+
+    mirror = Mirror(tmp_path / "t1" / SESSION)
+    mirror.known = 1500                                   # the table's state: 1,500 lines
+    assert mirror.fetch_due(0.0) == (1, 1000)
+    assert mirror.fetch_due(0.5) is None                  # asked; the answer is on its way
+    mirror.add(1, json.dumps({"t": 1.0}))
+    assert mirror.fetch_due(FETCH_RETRY_S + 0.4) is None  # coming in: no new request
+    assert mirror.fetch_due(2 * FETCH_RETRY_S + 1) == (2, 1001)     # stalled: asked again
+    mirror.close()
