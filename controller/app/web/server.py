@@ -37,6 +37,7 @@ import json
 import logging
 import os
 import socket
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -61,6 +62,11 @@ log = logging.getLogger(__name__)
 MAX_CONTROL_BYTES = 4096
 SESSIONS_LISTED = 200       # /sessions lists the newest this many
 EVENTS_CHUNK = 1 << 18      # a session's events.jsonl is sent this much at a time
+RENDERED_KEPT = 64          # pages kept rendered (per state version)
+# The table loop and the web thread share one GIL: a thread that waits for it gets it after at
+# most this long (CPython's default is 5 ms, taken at every write and fsync of a card's line
+# while the page is busy); the table's card then waits less behind the page's work.
+GIL_SWITCH_S = 0.0005
 SSE_PING_S = 15.0
 _SECURITY_HEADERS = {
     # Defence in depth behind the escaping: no inline script, nothing from elsewhere.
@@ -135,6 +141,7 @@ class LiveServer:
 
     def start(self, timeout: float = 10.0) -> "WebServer":
         """Start the server thread; wait until it listens.  Raises :class:`WebError` if it cannot."""
+        sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_S))
         self._thread = threading.Thread(target=self._run, name="web", daemon=True)
         self._thread.start()
         if not self._started.wait(timeout):
@@ -359,6 +366,7 @@ class WebServer(LiveServer):
         self.log_dir = Path(log_dir)
         self.counters.update(controls=0, refused=0)
         self.replays = ReplayPool()
+        self._rendered: dict[tuple, tuple[int, str]] = {}     # pages rendered at a state version
 
     def app(self) -> web.Application:
         app = super().app()
@@ -388,8 +396,16 @@ class WebServer(LiveServer):
         authorised = self.authorised(request)
         message = {"wrong": "Wrong PIN.", "wait": "Too many wrong PINs: wait a minute."}.get(
             request.query.get("pin", ""), "")
-        text = self.pages.page(template, self.state, authorised=authorised, title=title, parts=parts,
-                               next_path=request.path, pin_message=message, **extra)
+        key = (template, title, tuple(parts), authorised, request.path, message, _frozen(extra))
+        cached = self._rendered.get(key)
+        if cached is not None and cached[0] == self.version:
+            text = cached[1]        # ten clients reloading cost one rendering per state
+        else:
+            text = self.pages.page(template, self.state, authorised=authorised, title=title, parts=parts,
+                                   next_path=request.path, pin_message=message, **extra)
+            if len(self._rendered) >= RENDERED_KEPT:
+                self._rendered.clear()
+            self._rendered[key] = (self.version, text)
         return web.Response(text=text, content_type="text/html", charset="utf-8",
                             headers={"Cache-Control": "no-store"})
 
@@ -516,6 +532,15 @@ class WebServer(LiveServer):
         if as_json:
             return response
         raise response
+
+
+def _frozen(value: Any) -> Any:
+    """A page's extra values as a hashable key (lists and dicts as tuples)."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def control_event(line: object, zones: tuple[str, ...]) -> TableEvent:
