@@ -40,6 +40,7 @@ import json
 import logging
 import os
 import stat
+import time
 import tomllib
 from collections import deque
 from datetime import datetime, timezone
@@ -693,6 +694,15 @@ class SessionLog:
         """Bytes of lines kept in memory, not yet written."""
         return len(self._pending)
 
+    @property
+    def failing(self) -> str | None:
+        """Why the last write failed ("No space left on device"), None while writes succeed."""
+        return self._failing
+
+    def retry(self) -> bool:
+        """Try the lines kept in memory again (space may have come back); True once written."""
+        return self._flush()
+
     def finish(self, summary: dict) -> Path:
         """Mark the session finished by writing its ``summary.json``."""
         self.close()
@@ -706,8 +716,17 @@ class SessionLog:
             raise LogError(f"{path}: cannot write: {exc.strerror}") from None
         return path
 
-    def close(self) -> None:
-        self._flush()
+    def close(self, wait_s: float = 0.0, *, sleep=time.sleep, clock=time.monotonic,
+              every_s: float = 1.0) -> None:
+        """Write what is kept in memory and close.  While writes fail (a full disk) they are
+        tried again every ``every_s`` for up to ``wait_s`` (a service being stopped waits for
+        space rather than lose the lines); what still cannot be written then is logged."""
+        deadline = clock() + wait_s
+        if not self._flush() and wait_s > 0:
+            log.error("%s: %d bytes of lines wait for space (%s); trying for %.0f s before stopping",
+                      self.events_path, len(self._pending), self._failing, wait_s)
+            while not self._flush() and clock() < deadline:
+                sleep(every_s)
         if self._pending:
             log.error("%s: %d bytes of lines could not be written (%s)", self.events_path,
                       len(self._pending), self._failing)
