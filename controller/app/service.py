@@ -36,8 +36,8 @@ from .sources import EventSource, SessionClock
 log = logging.getLogger(__name__)
 
 MISTAKE_BEEP_MS = 300
-FULL_DISK_WAIT_S = 60.0          # stopped while the log cannot be written: wait this long for space
-                                 # (under systemd's TimeoutStopSec, 90 s by default)
+FULL_DISK_WAIT_S = 8.0           # stopped while the log cannot be written: wait this long for space
+                                 # (under the unit's TimeoutStopSec=15 and WatchdogSec=10)
 RETRY_WRITE_S = 1.0              # lines kept in memory (a full disk) are tried again this often
 NEW_PULKA = "new_pulka"          # queue items that are not table events
 _LINK = "link"
