@@ -35,8 +35,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -91,35 +89,38 @@ class TimedService(TableService):
         return signals
 
 
-def client(base: str, old: str, stop_at: float, results) -> None:
+def client(base: str, old: str, stop_at: float, results, source: str) -> None:
     """One hostile client: every route in a loop until ``stop_at`` (a process of its own, at the
     lowest priority: the clients stand for phones and laptops on the LAN, not for programs on
-    the table's own CPU, so they do not take the table's core from it here)."""
+    the table's own CPU, so they do not take the table's core from it here).  Each client has
+    its own address (``source``, 127.0.0.N), as machines on the LAN would."""
+    import http.client
+    from urllib.parse import urlsplit
+
     os.nice(19)
+    where = urlsplit(base)
     gets = ["/", "/pulka", "/history", "/sessions", f"/sessions/{old}/pulka", f"/sessions/{old}/events.jsonl",
             "/api/state", "/static/pulka.css", "/static/live.js", "/static/table.css", "/nope"]
     counts: collections.Counter = collections.Counter()
     while time.monotonic() < stop_at:
         for path in gets + ["/api/events", "/pin"]:
+            conn = http.client.HTTPConnection(where.hostname, where.port, timeout=10, source_address=(source, 0))
             try:
                 if path == "/pin":
-                    request = urllib.request.Request(base + path, data=json.dumps({"pin": "000000"}).encode(),
-                                                     headers={"Content-Type": "application/json"})
-                    with urllib.request.urlopen(request, timeout=10) as response:
-                        response.read()
-                        counts[response.status] += 1
-                elif path == "/api/events":
-                    with urllib.request.urlopen(base + path, timeout=10) as response:
-                        response.readline()         # the first line of the first event, then gone
-                        counts[response.status] += 1
+                    conn.request("POST", path, body=json.dumps({"pin": "000000"}),
+                                 headers={"Content-Type": "application/json"})
                 else:
-                    with urllib.request.urlopen(base + path, timeout=10) as response:
-                        response.read()
-                        counts[response.status] += 1
-            except urllib.error.HTTPError as err:
-                counts[err.code] += 1
+                    conn.request("GET", path)
+                response = conn.getresponse()
+                if path == "/api/events":
+                    response.readline()             # the first line of the first event, then gone
+                else:
+                    response.read()
+                counts[response.status] += 1
             except OSError:
                 counts["error"] += 1
+            finally:
+                conn.close()
     results.put(dict(counts))
 
 
@@ -183,8 +184,8 @@ def main() -> None:
                 procs = []
                 stop_at = time.monotonic() + args.seconds
                 if phase != "idle":
-                    procs = [context.Process(target=client, args=(base, old, stop_at, results))
-                             for _ in range(args.clients)]
+                    procs = [context.Process(target=client, args=(base, old, stop_at, results, f"127.0.0.{n + 2}"))
+                             for n in range(args.clients)]
                     for proc in procs:
                         proc.start()
                     time.sleep(1.0)                  # the clients are up (spawn) before counting

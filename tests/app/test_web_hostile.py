@@ -160,3 +160,23 @@ def test_an_old_sessions_pulka_is_made_in_another_process_bounded_and_cached(web
         fh.write("\n")
     status, body = http(url)
     assert status == 503                                              # ... which waits for room
+
+
+def test_each_client_has_a_budget_of_requests():
+    from controller.app.web.guard import Budget
+
+    now = [0.0]
+    budget = Budget(rate=2.0, burst=4, clock=lambda: now[0])
+    assert [budget.take("10.0.0.1") for _ in range(5)] == [True] * 4 + [False]
+    assert budget.take("10.0.0.2") and budget.take("2001:db8::1")     # others have their own
+    now[0] = 1.0
+    assert [budget.take("10.0.0.1") for _ in range(3)] == [True, True, False]
+
+
+def test_a_client_over_its_budget_is_answered_429_and_the_page_goes_on(web):
+    from controller.app.web.guard import Budget
+
+    web.server.guard.budget = Budget(rate=0.001, burst=3)
+    statuses = [http(web.base + "/api/state")[0] for _ in range(5)]
+    assert statuses == [200, 200, 200, 429, 429]
+    assert web.server.guard.counters["over_budget"] == 2

@@ -17,6 +17,12 @@ Every page server (the table's, the club board's) listens through
   in a request (event streams), the new one is answered 503 and closed.  So
   the page keeps answering a phone even with 1,000 idle connections open
   and the process near its descriptor limit (``LimitNOFILE``).
+- **Each client has a budget** of :data:`RATE_PER_S` requests a second
+  (:data:`BURST` at once; a client is its IPv4 address or IPv6 /64): beyond
+  it a request waits :data:`TARPIT_S` (costing nothing but its connection)
+  and is answered 429.  Ten clients looping over every route then get a few
+  requests a second each instead of the table's GIL: the page's work stays
+  bounded however fast they ask.  A phone loading pages uses a handful.
 - **A bad request is one log line**: aiohttp's "Error handling request"
   (an oversized header, garbage instead of HTTP) is logged as one WARNING
   without a traceback (the first :data:`LOG_FIRST` of each kind, then every
@@ -30,9 +36,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
-from collections import Counter
+import time
+from collections import Counter, OrderedDict
 
 from aiohttp import web
+
+from .pin import GuessLimiter
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +50,10 @@ REQUEST_S = 20.0            # a request's handler (the event stream excepted)
 MAX_CONNECTIONS = 256       # open connections at most, whatever the descriptor limit allows
 FD_RESERVE = 64             # descriptors left for the table itself (log files, serial, MQTT, journal)
 LOG_FIRST = 20
+RATE_PER_S = 20.0           # requests a second per client, on average
+BURST = 120                 # ... and at once
+TARPIT_S = 1.0              # a request over the budget waits this long, then 429
+CLIENTS_KEPT = 4096
 _REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
             b"Retry-After: 5\r\nConnection: close\r\nContent-Length: 37\r\n\r\n"
             b"too many connections; try again soon\n")
@@ -86,14 +99,36 @@ class _Refused(asyncio.Protocol):
         transport.close()
 
 
-class Guard:
-    """The connections of one server: which are in a request (never closed for room), the cap."""
+class Budget:
+    """A token bucket per client: ``rate`` requests a second, ``burst`` at once."""
 
-    def __init__(self, cap: int | None = None, streams=()):
+    def __init__(self, rate: float = RATE_PER_S, burst: float = BURST, clock=time.monotonic):
+        self.rate, self.burst, self.clock = rate, burst, clock
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()   # key -> (tokens, when)
+
+    def take(self, client: str) -> bool:
+        """One request of ``client``: True within its budget."""
+        key = GuessLimiter.key(client)
+        now = self.clock()
+        tokens, when = self._buckets.pop(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - when) * self.rate)
+        ok = tokens >= 1
+        self._buckets[key] = (tokens - 1 if ok else tokens, now)
+        while len(self._buckets) > CLIENTS_KEPT:
+            self._buckets.popitem(last=False)
+        return ok
+
+
+class Guard:
+    """The connections of one server: which are in a request (never closed for room), the cap,
+    and each client's budget of requests."""
+
+    def __init__(self, cap: int | None = None, streams=(), budget: Budget | None = None):
         self.cap = cap if cap is not None else connection_cap()
         self.streams = frozenset(streams)
+        self.budget = budget or Budget()
         self.busy: set = set()          # request handlers (aiohttp's protocols) in a request
-        self.counters = {"evicted": 0, "refused": 0}
+        self.counters = {"evicted": 0, "refused": 0, "over_budget": 0}
 
     def protocol_factory(self, server: web.Server):
         def make() -> asyncio.Protocol:
@@ -115,6 +150,11 @@ class Guard:
         protocol = request.protocol
         self.busy.add(protocol)
         try:
+            if not self.budget.take(request.remote or "?"):
+                self.counters["over_budget"] += 1
+                await asyncio.sleep(TARPIT_S)
+                return web.Response(status=429, text="too many requests; slow down\n",
+                                    headers={"Retry-After": "1"})
             if request.path in self.streams:
                 return await handler(request)
             try:
