@@ -180,3 +180,14 @@ def test_a_client_over_its_budget_is_answered_429_and_the_page_goes_on(web):
     statuses = [http(web.base + "/api/state")[0] for _ in range(5)]
     assert statuses == [200, 200, 200, 429, 429]
     assert web.server.guard.counters["over_budget"] == 2
+
+
+def test_the_connection_cap_follows_the_descriptor_limit(monkeypatch):
+    import resource
+
+    from controller.app.web import guard
+
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (1024, 4096))
+    assert guard.connection_cap() == guard.MAX_CONNECTIONS
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (256, 4096))
+    assert guard.connection_cap() == (256 - guard.FD_RESERVE) // 2      # room left for the table
