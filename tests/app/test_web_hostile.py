@@ -173,9 +173,11 @@ def test_each_client_has_a_budget_of_requests():
     assert [budget.take("10.0.0.1") for _ in range(3)] == [True, True, False]
 
 
-def test_a_client_over_its_budget_is_answered_429_and_the_page_goes_on(web):
+def test_a_client_over_its_budget_is_answered_429_and_the_page_goes_on(web, monkeypatch):
+    from controller.app.web import guard
     from controller.app.web.guard import Budget
 
+    monkeypatch.setattr(guard, "TARPIT_S", 0.0)
     web.server.guard.budget = Budget(rate=0.001, burst=3)
     statuses = [http(web.base + "/api/state")[0] for _ in range(5)]
     assert statuses == [200, 200, 200, 429, 429]
