@@ -282,7 +282,9 @@ HELP: dict[str, tuple[str, list[str], list[str]]] = {
               "preftable club --broker mqtt://localhost:1883 --dir club --web 0.0.0.0:8090",
               "preftable club --broker mqtts://club-server:8883 --ca-file ca.crt --username club "
               "--password-file club.pw"],
-             ["0  stopped (Ctrl-C or SIGTERM)", "2  a bad option, or the broker cannot be reached"]),
+             ["0  stopped (Ctrl-C or SIGTERM), saying where the mirrors are",
+              "2  a bad option, or the broker cannot be reached or refuses the board at start",
+              "130  interrupted (Ctrl-C) before the broker answered"]),
     "hub-emulator": ("An emulated table hub speaking the serial protocol (PROTOCOL.md) on a pty or a TCP "
                      "port. Prints the path (or socket:// URL) on the first line of stdout; reads fault "
                      "commands (place, remove, drop, corrupt, garbage, reboot, silent, fail, heal, "

@@ -12,9 +12,14 @@ DIR/t/s/config.toml`` prints exactly the summary of the table's own log.
 The mirror is written in line order only.  A line that arrives twice (the
 table resends from its acknowledged point) is dropped by (session, line).  A
 line that arrives after a gap is held in ``pending.jsonl`` beside the mirror
-and not written: the board asks the table for nothing and invents nothing,
-it reports the gap and waits for the table to resend; the held lines go into
-the mirror once the gap is filled.
+(at most :data:`MAX_HELD` of them) and not written: the board invents
+nothing, it reports the gap and asks the table for the missing lines
+(``<prefix>/<table>/fetch``, answered on the table's ``log`` topic from its
+own log, see :mod:`controller.app.mqtt`); the held lines go into the mirror
+once the gap is filled.  The table's retained ``state`` says how many lines
+its log has, so a board started late, with any client id, or whose broker
+lost its queue, asks for everything it lacks and ends with every mirror
+byte-equal to the table's log.
 
 With ``--web [HOST:]PORT`` the same board is also a web page, ``/club``
 (:mod:`controller.app.web.board`), updated live.
@@ -33,10 +38,10 @@ import argparse
 import json
 import logging
 import os
-import re
 import signal
 import sys
 import threading
+import time
 import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
@@ -44,20 +49,24 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..core.errors import ConfigError, PreftableError
+from ..store.files import open_append, open_read, read_bounded, write_all
 from ..store.gamelog import CONFIG, DECK, EVENTS, SessionLog, write_atomic
-from .mqtt import (DEFAULT_PREFIX, check_topic_level, check_topic_prefix, count_lines, make_client,
-                   parse_broker_url, read_password_file)
+from .mqtt import (DEFAULT_PREFIX, FETCH_LINES, SESSION_NAME, check_topic_level, check_topic_prefix,
+                   count_lines, make_client, parse_broker_url, read_password_file, topic)
 
 log = logging.getLogger(__name__)
 
 PENDING = "pending.jsonl"
 KINDS = ("log", "state", "session", "status")
-# a session folder's name as SessionLog.create makes it: a UTC time, maybe "-2", "-3"...
-SESSION_NAME = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ(-\d{1,4})?")
 SYNC_EVERY_S = 1.0            # mirrors are fsync'd this often, off the message path (written at once)
 LOG_FIRST_BAD = 20            # bad messages logged one by one, per reason; then every 1000th
 SESSION_EXPIRY_S = 0xFFFFFFFF  # MQTT 5: the board's session (its queue) never expires
 REDRAW_S = 1.0
+FETCH_RETRY_S = 2.0           # a fetch that brought nothing is asked again after this long
+MAX_HELD = 20_000             # lines held after a gap per mirror (pending.jsonl), at most
+MAX_PAYLOAD = 256 * 1024      # a message larger than this is not the table's (a state is ~1 kB)
+SESSION_FILE_BYTES = 1 << 20
+FIRST_CONNECT_S = 10.0        # the command's first connection: TCP connect, then the broker's answer
 
 
 class BadMessage(PreftableError, ValueError):
@@ -86,24 +95,34 @@ class Mirror:
         self.pending_path = folder / PENDING
         SessionLog(folder).drop_torn_line()           # the board was killed in the middle of a line
         self.lines = count_lines(self.events_path)[0] if self.events_path.exists() else 0
+        self.dropped = 0                  # lines after a gap not held (the bound); fetched again later
         self.pending: dict[int, str] = self._load_pending()
-        self._fh = open(self.events_path, "ab", buffering=0)
-        self._pending_fh = None
         self.dirty = False
         self.duplicates = 0
         self._reported_gap: tuple[int, int] | None = None
+        self.known = 0                    # lines the table's log has, as far as the board knows
+        self._asked: tuple[int, int] | None = None      # the last fetch: its range, when, lines then
+        self._asked_at = float("-inf")
+        self._asked_lines = -1
 
     def _load_pending(self) -> dict[int, str]:
         held: dict[int, str] = {}
+        damaged = 0
         try:
-            for raw in self.pending_path.read_text(encoding="utf-8").splitlines():
-                try:
-                    doc = json.loads(raw)
-                    held[int(doc["line"])] = str(doc["text"])
-                except (ValueError, KeyError, TypeError):
-                    log.warning("%s: skipped a damaged line", self.pending_path)
+            with open_read(self.pending_path, folder=True) as fh:
+                for raw in fh:
+                    if len(held) >= MAX_HELD:
+                        self.dropped += 1
+                        continue
+                    try:
+                        doc = json.loads(raw)
+                        held[int(doc["line"])] = str(doc["text"])
+                    except (ValueError, KeyError, TypeError, RecursionError):
+                        damaged += 1
         except FileNotFoundError:
             pass
+        if damaged:
+            log.warning("%s: skipped %d damaged lines", self.pending_path, damaged)
         return {n: t for n, t in held.items() if n > self.lines}
 
     def add(self, line: int, text: str) -> bool:
@@ -114,27 +133,37 @@ class Mirror:
         if line > self.lines + 1:
             self._hold(line, text)
             return True
-        self._write(text)
+        self._append(self.events_path, text.encode("utf-8") + b"\n")
+        self.lines += 1
+        self.dirty = True
         if self.pending:
             self._release()
         return True
 
-    def _write(self, text: str) -> None:
-        self._fh.write(text.encode("utf-8") + b"\n")
-        self.lines += 1
-        self.dirty = True
+    def _append(self, path: Path, data: bytes) -> None:
+        """Open, append, close: a board following a thousand sessions holds no descriptor for
+        them (the mirror's files are opened by the log dir's opener: no link followed)."""
+        with open_append(path, folder=True) as fh:
+            write_all(fh.fileno(), data)
 
     def sync(self) -> None:
         """On the board's sync thread: the lines written so far onto the disk."""
         if self.dirty:
             self.dirty = False
-            os.fsync(self._fh.fileno())
+            with open_append(self.events_path, folder=True) as fh:
+                os.fsync(fh.fileno())
 
     def _hold(self, line: int, text: str) -> None:
+        if len(self.pending) >= MAX_HELD:
+            # bounded: the line is not kept here; the board asks the table for it again
+            self.dropped += 1
+            if self.dropped == 1 or self.dropped % 10000 == 0:
+                log.warning("%s: %d lines held after a gap already; later ones are fetched from the table "
+                            "once the gap is filled (%d so far)", self.folder, MAX_HELD, self.dropped)
+            return
         self.pending[line] = text
-        if self._pending_fh is None:
-            self._pending_fh = open(self.pending_path, "ab", buffering=0)
-        self._pending_fh.write(json.dumps({"line": line, "text": text}, ensure_ascii=False).encode() + b"\n")
+        self._append(self.pending_path, json.dumps({"line": line, "text": text}, ensure_ascii=False).encode()
+                     + b"\n")
         gap = self.gap
         if gap != self._reported_gap and gap is not None and (self._reported_gap is None
                                                                or gap[0] != self._reported_gap[0]):
@@ -143,12 +172,14 @@ class Mirror:
         self._reported_gap = gap
 
     def _release(self) -> None:
+        released = bytearray()
         while self.lines + 1 in self.pending:
-            self._write(self.pending.pop(self.lines + 1))
+            released += self.pending.pop(self.lines + 1).encode("utf-8") + b"\n"
+            self.lines += 1
+        if released:
+            self._append(self.events_path, bytes(released))
+            self.dirty = True
         self.pending = {n: t for n, t in self.pending.items() if n > self.lines}
-        if self._pending_fh is not None:
-            self._pending_fh.close()
-            self._pending_fh = None
         if self.pending:
             data = b"".join(json.dumps({"line": n, "text": t}, ensure_ascii=False).encode() + b"\n"
                             for n, t in sorted(self.pending.items()))
@@ -157,6 +188,31 @@ class Mirror:
             self.pending_path.unlink(missing_ok=True)
             log.info("%s: gap filled, mirror continuous at %d lines", self.folder, self.lines)
             self._reported_gap = None
+
+    def missing(self) -> tuple[int, int] | None:
+        """The first run of lines the mirror lacks: the gap, or what follows its last line
+        up to the table's count (lines not held because of the bound included)."""
+        gap = self.gap
+        if gap is not None:
+            return gap
+        known = max(self.known, max(self.pending, default=0))
+        return (self.lines + 1, known) if known > self.lines else None
+
+    def fetch_due(self, now: float) -> tuple[int, int] | None:
+        """The range to ask the table for now, or None (nothing missing, or an answer is on its
+        way: the mirror is still growing towards the last range asked, or it was asked lately)."""
+        want = self.missing()
+        if want is None:
+            self._asked = None
+            return None
+        if self._asked is not None and self.lines < self._asked[1]:
+            if self.lines > self._asked_lines:          # the answer is coming in
+                self._asked_at, self._asked_lines = now, self.lines
+            if now - self._asked_at < FETCH_RETRY_S:
+                return None
+        asked = (want[0], min(want[1], want[0] + FETCH_LINES - 1))
+        self._asked, self._asked_at, self._asked_lines = asked, now, self.lines
+        return asked
 
     @property
     def gap(self) -> tuple[int, int] | None:
@@ -171,14 +227,18 @@ class Mirror:
                 continue
             path = self.folder / name
             data = text.encode("utf-8")
-            if not path.exists() or path.read_bytes() != data:
+            try:
+                same = read_bounded(path, SESSION_FILE_BYTES, folder=True) == data
+            except OSError:             # missing, or not a file the board made: written anew
+                same = False
+            if not same:
                 write_atomic(path, data)
 
     def close(self) -> None:
-        os.fsync(self._fh.fileno())
-        self._fh.close()
-        if self._pending_fh is not None:
-            self._pending_fh.close()
+        try:
+            self.sync()
+        except OSError as exc:
+            log.error("%s: cannot sync the mirror: %s", self.folder, exc.strerror)
 
 
 # --- what the board knows of one table -------------------------------------------------------------
@@ -292,8 +352,15 @@ def _num(value: Any) -> int | float:
 HEADERS = ["table", "status", "players", "deal", "contract", "pulka (gora/pulya)", "mirror"]
 
 
+def shown(text: str) -> str:
+    """A cell as the terminal may show it: names and statuses come from the network, so a
+    control character (an escape sequence that would clear or retitle the board's terminal,
+    a carriage return, a bidi override) is shown as ``?``, never sent to the terminal."""
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
+
+
 def board_text(tables: dict[str, TableView], bad: Counter) -> str:
-    rows = [HEADERS] + [tables[t].row() for t in sorted(tables)]
+    rows = [HEADERS] + [[shown(cell) for cell in tables[t].row()] for t in sorted(tables)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
     lines = [f"preftable club: {len(tables)} table(s)" +
              (f"; bad messages: {sum(bad.values())} (" + ", ".join(f"{k} {v}" for k, v in sorted(bad.items())) + ")"
@@ -322,9 +389,13 @@ class Club:
         self.tables: dict[str, TableView] = {}
         self.bad: Counter = Counter()
         self.changes = 0                      # messages taken in (good or bad): the board's version
+        self.fetches = 0                      # requests for missed lines sent to the tables
+        self.clock = time.monotonic
         self.on_change: Callable[[], None] | None = None   # told (on paho's thread) after each one
         self.lock = threading.Lock()          # the board's view against the drawing thread
         self.connected = threading.Event()
+        self.answered = threading.Event()       # the first CONNACK came (see refusal)
+        self.refusal: str | None = None
         self.subscribed = threading.Event()     # the broker has taken the subscriptions (SUBACK)
         self._stopping = False
         self._stop_sync = threading.Event()
@@ -337,22 +408,50 @@ class Club:
         self.client.on_subscribe = self._on_subscribe
 
     # --- connection
-    def start(self) -> None:
+    def start(self, *, reachable: bool = False) -> None:
+        """Connect (paho retries in the background).  With ``reachable`` (the command) the
+        first connection is made here and an unreachable broker is a :class:`ConfigError`
+        naming ``--broker``; then :meth:`wait_connected` waits for its answer."""
         from paho.mqtt.packettypes import PacketTypes
         from paho.mqtt.properties import Properties
 
         props = Properties(PacketTypes.CONNECT)
         props.SessionExpiryInterval = SESSION_EXPIRY_S
-        self.client.connect_async(self.broker.host, self.broker.port, keepalive=15,
-                                  clean_start=False, properties=props)
+        if reachable:
+            self.client.connect_timeout = FIRST_CONNECT_S
+            try:
+                self.client.connect(self.broker.host, self.broker.port, keepalive=15,
+                                    clean_start=False, properties=props)
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"--broker: cannot reach {self.broker.url}: "
+                                  f"{getattr(exc, 'strerror', None) or exc}", "--broker") from None
+        else:
+            self.client.connect_async(self.broker.host, self.broker.port, keepalive=15,
+                                      clean_start=False, properties=props)
         self.client.loop_start()
         self._syncer.start()
+
+    def wait_connected(self, timeout: float, stop: threading.Event) -> bool:
+        """After ``start(reachable=True)``: True once the broker took the board, False if
+        ``stop`` was set first; a refusal or no answer is a :class:`ConfigError` (``--broker``)."""
+        deadline = time.monotonic() + timeout
+        while not self.connected.is_set():
+            if self.refusal is not None:
+                raise ConfigError(f"--broker: {self.broker.url} refused the board: {self.refusal}", "--broker")
+            if stop.is_set():
+                return False
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ConfigError(f"--broker: {self.broker.url} did not answer within {timeout:g} s", "--broker")
+            self.answered.wait(min(left, 0.2))
+        return True
 
     def _sync_loop(self) -> None:
         """fsync the mirrors every second, so that a write never waits for the disk."""
         while not self._stop_sync.wait(SYNC_EVERY_S):
             with self.lock:
                 mirrors = [m for view in self.tables.values() for m in view.mirrors.values()]
+                self._ask_all()
             for mirror in mirrors:
                 try:
                     mirror.sync()
@@ -374,11 +473,14 @@ class Club:
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
         if reason_code.is_failure:
             log.error("broker %s refused the board: %s", self.broker.url, reason_code)
+            self.refusal = str(reason_code)
+            self.answered.set()
             return
         log.info("connected to %s (session %s)", self.broker.url,
                  "resumed" if flags.session_present else "new")
         client.subscribe([(f"{self.prefix}/+/{kind}", 1) for kind in KINDS])
         self.connected.set()
+        self.answered.set()
 
     def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
         refused = [str(r) for r in reason_codes if r.is_failure]
@@ -429,6 +531,8 @@ class Club:
     def handle(self, topic: str, payload: bytes) -> None:
         """One message (the caller holds the lock).  Raises :class:`BadMessage`."""
         table, kind = self._parse_topic(topic)
+        if len(payload) > MAX_PAYLOAD:
+            raise BadMessage("too large", f"{len(payload):,} bytes (at most {MAX_PAYLOAD:,})")
         if kind == "status":
             status = payload.decode("utf-8", errors="replace")
             if status not in ("online", "offline"):
@@ -461,6 +565,8 @@ class Club:
             doc = json.loads(payload)
         except (ValueError, UnicodeDecodeError):
             raise BadMessage("not JSON", repr(payload[:60])) from None
+        except RecursionError:
+            raise BadMessage("not JSON", "nested too deeply") from None
         if not isinstance(doc, dict):
             raise BadMessage("not JSON", f"a JSON {type(doc).__name__}, not an object")
         return doc
@@ -488,14 +594,17 @@ class Club:
             raise BadMessage("bad line", f"text of line {line} is not one line of text")
         try:
             entry = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             entry = None
         if not isinstance(entry, dict):
             raise BadMessage("bad line", f"line {line} is not a JSON object")
-        self._mirror(table, session).add(line, text)
+        mirror = self._mirror(table, session)
+        mirror.add(line, text)
+        mirror.known = max(mirror.known, line)
         view = self._view(table)
         if not view.session:
             view.session = session
+        self._ask(table, session, mirror)
 
     def _session(self, table: str, doc: dict) -> None:
         session = check_session(doc.get("session"))
@@ -521,7 +630,27 @@ class Club:
         view = self._view(table)
         view.session, view.lines, view.snapshot = session, lines, snapshot
         if session:
-            self._mirror(table, session)
+            mirror = self._mirror(table, session)
+            mirror.known = max(mirror.known, lines)
+            self._ask(table, session, mirror)
+
+    def _ask(self, table: str, session: str, mirror: Mirror) -> None:
+        """Ask the table for the lines the mirror lacks (``<prefix>/<table>/fetch``; the
+        table answers on its ``log`` topic).  The caller holds the lock."""
+        want = mirror.fetch_due(self.clock())
+        if want is None or not self.connected.is_set():
+            return
+        request = json.dumps({"session": session, "from": want[0], "to": want[1]})
+        self.client.publish(topic(self.prefix, table, "fetch"), request, qos=1)
+        self.fetches += 1
+        if self.fetches <= LOG_FIRST_BAD:
+            log.info("%s: asked table %s for lines %d-%d", mirror.folder, table, want[0], want[1])
+
+    def _ask_all(self) -> None:
+        """Every mirror still lacking lines asks again (the sync loop: a table that went quiet)."""
+        for table, view in self.tables.items():
+            for session, mirror in view.mirrors.items():
+                self._ask(table, session, mirror)
 
     # --- what tests and the board read
     def text(self) -> str:
@@ -576,16 +705,21 @@ def cmd_club(args: argparse.Namespace) -> int:
         sys.stderr.write(f"the club page: {page.page_url}\n")
         sys.stderr.flush()
     stop = threading.Event()
+    signals: list[int] = []
 
     def on_term(signum, frame):
+        signals.append(signum)
         stop.set()
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
-    club.start()
     tty = sys.stdout.isatty()
     shown = None
     try:
+        club.start(reachable=True)          # an unreachable broker: one line, exit 2
+        if not club.wait_connected(FIRST_CONNECT_S, stop):
+            sys.stderr.write(f"preftable: interrupted before {club.broker.url} answered\n")
+            return 130
         while True:                          # at most one redraw a second, only when it changed
             text = club.text()
             if text != shown:
@@ -598,6 +732,8 @@ def cmd_club(args: argparse.Namespace) -> int:
         club.stop()
         if page is not None:
             page.stop()
+    how = "Ctrl-C" if signal.SIGINT in signals else "SIGTERM"
+    sys.stderr.write(f"preftable: club board stopped ({how}); the mirrors are in {mirror_dir}\n")
     return 0
 
 

@@ -59,6 +59,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         ctx.service = service
         if interrupted:
             return 0
+        service.take_lock()             # before --new closes anything: a refused start writes nothing
         if args.new:
             close_unfinished(log_dir, print_summary)
         session = service.open_session(new=args.new)

@@ -5,7 +5,7 @@ that section exists, and paho-mqtt (the ``club`` extra) is imported only then::
 
     [mqtt]
     broker = "mqtt://club.local:1883"   # or mqtts://host:8883 (TLS)
-    table_id = "table-7"                # no "/", "#" or "+"
+    table_id = "table-7"                # letters, digits, "-", "_", "." (a safe folder name)
     username = "table-7"                # optional
     password_file = "/etc/preftable/mqtt.password"   # or password = "..."
     ca_file = "/etc/preftable/club-ca.pem"           # mqtts: the broker's CA (default: the system's)
@@ -32,6 +32,13 @@ Topics, under ``<prefix>/<table_id>/`` (MQTT 5, JSON payloads):
   retained, once per session (and again on every reconnect):
   ``{"table", "session", "config", "deck"}``.
 - ``probe``: a nonce the table sends itself after connecting (see below).
+- ``fetch`` (read by the table, written by boards): ``{"session", "from", "to"}``
+  asks for lines ``from`` to ``to`` of a session of this table's log dir; the
+  table publishes them again on ``log``, exactly as the first time (a board
+  drops what it has).  A board that came late, or whose broker lost its queue,
+  gets what it missed this way.  At most :data:`FETCH_LINES` lines per request
+  and one request per :data:`FETCH_EVERY_S` are answered; the board asks again
+  for what it still lacks.
 
 The game log is the outbox.  The service appends to ``events.jsonl`` before it
 publishes on the bus; this output reads the file itself, on its own thread, so
@@ -59,10 +66,12 @@ topics (ACL) only loses this safety net; the table says so in its log.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
 import queue
+import re
 import socket
 import time
 import uuid
@@ -73,7 +82,8 @@ from urllib.parse import urlsplit
 
 from ..core.config import check_known_keys, check_str, check_table
 from ..core.errors import ConfigError, LogError
-from ..store.gamelog import CONFIG, DECK, EVENTS
+from ..store.files import clear_temporary, open_fd, open_read, read_bounded
+from ..store.gamelog import CONFIG, DECK, EVENTS, SessionLog
 from .findings import FAIL, OK, WARN
 
 log = logging.getLogger(__name__)
@@ -93,6 +103,13 @@ KEEPALIVE_S = 15
 RECONNECT_S = (0.5, 5)       # paho's reconnect back-off, first and longest
 STATE_EVERY_S = 0.25         # the state is published at most this often (the latest one)
 FORBIDDEN_IN_ID = "/#+"
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# a session folder's name as SessionLog.create makes it: a UTC time, maybe "-2", "-3"...
+SESSION_NAME = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ(-\d{1,4})?")
+FETCH_LINES = 1000           # lines sent again for one fetch request, at most
+FETCH_EVERY_S = 0.2          # fetch requests answered at most this often (the rest: asked again)
+MARK_BYTES = 4096            # mqtt-acked.json is one short record
+SESSION_FILE_BYTES = 1 << 20  # config.toml and deck.toml as published, at most
 
 
 # --- configuration ----------------------------------------------------------------------
@@ -127,7 +144,10 @@ def parse_broker_url(url: object, key: str = "mqtt.broker") -> BrokerAddress:
 
 
 def check_topic_level(value: object, key: str) -> str:
-    """One topic level (a table id): not empty, no ``/``, ``#``, ``+`` or control characters."""
+    """A table id: one topic level, a folder name of the board's mirror and a broker user
+    name at once, so a safe name: 1 to 64 of ASCII letters, digits, ``-``, ``_`` and ``.``,
+    beginning with a letter or a digit (never ``..``, never a hidden folder, no ``/``,
+    ``#``, ``+``, spaces or control characters)."""
     text = check_str(value, key)
     if not text or len(text) > 64:
         raise ConfigError(f"{key}: must be 1 to 64 characters, got {text!r}", key)
@@ -135,6 +155,9 @@ def check_topic_level(value: object, key: str) -> str:
     if bad:
         raise ConfigError(f"{key}: must not contain {bad[0]!r} (a topic level: no '/', '#' or '+'), "
                           f"got {text!r}", key)
+    if not SAFE_ID.fullmatch(text):
+        raise ConfigError(f"{key}: must be letters, digits, '-', '_' and '.', beginning with a letter "
+                          f"or a digit (it names a folder of the club's mirror), got {text!r}", key)
     return text
 
 
@@ -296,7 +319,16 @@ class MarkFile:
 
     def write(self, line: int) -> None:
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            flags = os.O_RDWR | os.O_CREAT
+            try:
+                self._fd = open_fd(self.path, flags, folder=True)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.EINVAL) or not self.path.parent.is_dir():
+                    raise
+                # a link or a FIFO planted at the mark: replaced, never written through
+                log.warning("%s: not a regular file (%s); replaced", self.path, exc.strerror)
+                clear_temporary(self.path)
+                self._fd = open_fd(self.path, flags, folder=True)
         os.pwrite(self._fd, mark_record(line), 0)
 
     def close(self) -> None:
@@ -308,7 +340,7 @@ class MarkFile:
 def count_lines(path: Path) -> tuple[int, int]:
     """(whole lines, bytes they take) of a file; a torn last line is not counted."""
     lines = size = 0
-    with open(path, "rb") as fh:
+    with open_read(path, folder=True) as fh:
         while chunk := fh.read(READ_CHUNK):
             lines += chunk.count(b"\n")
             size += len(chunk)
@@ -318,10 +350,59 @@ def count_lines(path: Path) -> tuple[int, int]:
     return lines, size
 
 
+def _line_text(raw: bytes, path: Path, number: int) -> str:
+    """A log line as published: its text, or (not UTF-8) with replacement characters."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        log.warning("%s:%d: not UTF-8; published with replacement characters", path, number)
+        return raw.decode("utf-8", errors="replace")
+
+
+def fetch_request(payload: bytes) -> tuple[str, int, int] | None:
+    """``{"session", "from", "to"}`` of a board's fetch message, checked; None if it is not one."""
+    if len(payload) > 512:
+        return None
+    try:
+        doc = json.loads(payload)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    session, first, last = doc.get("session"), doc.get("from"), doc.get("to")
+    if not isinstance(session, str) or not SESSION_NAME.fullmatch(session):
+        return None
+    if any(isinstance(v, bool) or not isinstance(v, int) for v in (first, last)) or not 1 <= first <= last:
+        return None
+    return session, first, last
+
+
+def log_lines(path: Path, first: int, last: int) -> list[tuple[int, str]]:
+    """Whole lines ``first`` to ``last`` (counted from 1) of a log, with their numbers."""
+    out: list[tuple[int, str]] = []
+    number, rest = 1, b""
+    with open_read(path, folder=True) as fh:
+        while number <= last and (chunk := fh.read(READ_CHUNK)):
+            data = rest + chunk
+            at = 0
+            while number <= last:
+                nl = data.find(b"\n", at)
+                if nl < 0:
+                    break
+                if number >= first:
+                    out.append((number, _line_text(data[at:nl], path, number)))
+                number += 1
+                at = nl + 1
+            rest = data[at:] if number >= first else b""   # lines before ``first`` are only counted
+    return out
+
+
 class Outbox:
     """The lines of one session's log that the broker has not acknowledged yet."""
 
     def __init__(self, folder: Path):
+        if os.path.islink(folder) or not folder.is_dir():
+            raise LogError(f"{folder}: not a session folder (a symlink?); nothing of it is published")
         self.folder = folder
         self.session = folder.name
         self.events_path = folder / EVENTS
@@ -337,7 +418,7 @@ class Outbox:
 
     def _load_mark(self) -> int:
         try:
-            doc = json.loads(self.mark_path.read_text(encoding="utf-8"))
+            doc = json.loads(read_bounded(self.mark_path, MARK_BYTES, folder=True))
             line = doc["line"]
             if isinstance(line, int) and not isinstance(line, bool) and line >= 0:
                 return line
@@ -354,7 +435,7 @@ class Outbox:
         if line == 0 or not self.events_path.exists():
             return
         count = 0
-        with open(self.events_path, "rb") as fh:
+        with open_read(self.events_path, folder=True) as fh:
             while count < line and (chunk := fh.read(READ_CHUNK)):
                 at = 0
                 while count < line:
@@ -378,7 +459,7 @@ class Outbox:
         try:
             if os.stat(self.events_path).st_size <= self.offset:
                 return []                # nothing new (most ticks): no open, no read
-            with open(self.events_path, "rb") as fh:
+            with open_read(self.events_path, folder=True) as fh:
                 fh.seek(self.offset)
                 data = fh.read(READ_CHUNK)
         except FileNotFoundError:
@@ -393,13 +474,7 @@ class Outbox:
                 break                # a line being written, or the end of what was read
             raw = data[at:nl]
             at = nl + 1
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                log.warning("%s:%d: not UTF-8; published with replacement characters",
-                            self.events_path, self.next_line)
-                text = raw.decode("utf-8", errors="replace")
-            out.append((self.next_line, text))
+            out.append((self.next_line, _line_text(raw, self.events_path, self.next_line)))
             self.next_line += 1
         self.offset += at
         return out
@@ -448,17 +523,22 @@ class Outbox:
 
     def _more_written(self) -> bool:
         try:
-            with open(self.events_path, "rb") as fh:
+            with open_read(self.events_path, folder=True) as fh:
                 fh.seek(self.offset)
                 return b"\n" in fh.read(READ_CHUNK)
         except FileNotFoundError:
             return False
+        except OSError as exc:
+            raise LogError(f"{self.events_path}: cannot read: {exc.strerror}") from None
 
     def session_message(self, table_id: str) -> dict:
         def text(name: str) -> str | None:
             try:
-                return (self.folder / name).read_text(encoding="utf-8")
+                return read_bounded(self.folder / name, SESSION_FILE_BYTES, folder=True).decode("utf-8")
             except FileNotFoundError:
+                return None
+            except (OSError, UnicodeDecodeError) as exc:
+                log.warning("%s: not published (%s)", self.folder / name, getattr(exc, "strerror", None) or exc)
                 return None
         return {"table": table_id, "session": self.session, "config": text(CONFIG), "deck": text(DECK)}
 
@@ -468,7 +548,8 @@ def unfinished_outboxes(log_dir: Path) -> list[Path]:
     if not log_dir.is_dir():
         return []
     found = []
-    for folder in sorted(p for p in log_dir.iterdir() if (p / MARK_FILE).exists() and (p / EVENTS).exists()):
+    # SessionLog.sessions: never a symlinked folder (its lines are not this table's to publish)
+    for folder in (p for p in SessionLog.sessions(log_dir) if os.path.lexists(p / MARK_FILE)):
         box = Outbox(folder)
         if box.acked < count_lines(box.events_path)[0]:
             found.append(folder)
@@ -501,7 +582,12 @@ class MqttPublisher:
         self._probe_deadline = 0.0
         self._probe_mid: int | None = None
         self._held_state: dict | None = None
-        self.stats = {"published": 0, "acked": 0, "refused": 0, "connects": 0, "rewinds": 0}
+        self._fetch_mids: set[int] = set()       # lines sent again for a board, not acknowledged yet
+        self._fetch_sub_mid: int | None = None
+        self._fetch_refused_logged = False
+        self._fetch_next = 0.0                   # the next request is answered from this time on
+        self.stats = {"published": 0, "acked": 0, "refused": 0, "connects": 0, "rewinds": 0,
+                      "fetched": 0, "fetches_ignored": 0}
         c = config
         self.client = make_client(f"preftable-table-{c.table_id}", c.broker, username=c.username,
                                   password=password if password is not None else c.password, ca_file=ca_file)
@@ -526,7 +612,7 @@ class MqttPublisher:
         self._answers.put(("unreachable",))
 
     def _on_subscribe(self, client, userdata, mid, reason_codes, properties) -> None:
-        self._answers.put(("suback", reason_codes))
+        self._answers.put(("suback", reason_codes, mid))
 
     def _on_message(self, client, userdata, msg) -> None:
         self._answers.put(("message", msg.topic, msg.payload))
@@ -602,6 +688,9 @@ class MqttPublisher:
             kind = answer[0]
             if kind == "puback":
                 _, mid, reason = answer
+                if mid in self._fetch_mids:
+                    self._fetch_mids.discard(mid)       # a line sent again for a board that asked
+                    continue
                 if mid == self._probe_mid and self._probe is not None and reason_failed(reason):
                     self._log_refusal(f"{reason} (its probe)")
                     self._end_probe(readable=False)
@@ -632,16 +721,28 @@ class MqttPublisher:
                     box.announced = False
                 self.client.publish(self.config.topic("status"), "online", qos=1, retain=True)
                 self._state_due = self._snapshot is not None
+                self._fetch_mids.clear()        # paho resends them itself; their answers may not come
+                self._fetch_sub_mid = self.client.subscribe(self.config.topic("fetch"), 1)[1]
                 self._start_probe(now)
             elif kind == "suback":
-                if self._probe is not None and any(reason_failed(r) for r in answer[1]):
+                if answer[2] == self._fetch_sub_mid:
+                    if any(reason_failed(r) for r in answer[1]) and not self._fetch_refused_logged:
+                        self._fetch_refused_logged = True
+                        log.warning("the broker does not let table %s read the boards' requests (%s): a "
+                                    "board that comes late cannot get the lines it missed; give tables "
+                                    "read on their fetch topic (systemd/mosquitto/acl)", self.config.table_id,
+                                    ", ".join(str(r) for r in answer[1]))
+                elif self._probe is not None and any(reason_failed(r) for r in answer[1]):
                     log.warning("the broker does not let table %s read back its own state (%s): after a "
                                 "broker crash, lines it had acknowledged but not delivered stay lost; "
                                 "give tables readwrite on their own topics", self.config.table_id,
                                 ", ".join(str(r) for r in answer[1]))
                     self._end_probe(readable=False)
             elif kind == "message":
-                self._read_back(answer[1], answer[2])
+                if answer[1] == self.config.topic("fetch"):
+                    self._answer_fetch(answer[2], now)
+                else:
+                    self._read_back(answer[1], answer[2])
             elif kind == "unreachable":
                 if not self._unreachable_logged:
                     self._unreachable_logged = True
@@ -700,6 +801,39 @@ class MqttPublisher:
                         "publishing again from line %d", c.table_id, box.session, seen, box.acked, seen + 1)
             box.rewind(seen)
             self.stats["rewinds"] += 1
+
+    # --- a board's request for lines it missed
+    def _answer_fetch(self, payload: bytes, now: float) -> None:
+        """``<prefix>/<table_id>/fetch`` ``{"session", "from", "to"}``: the lines ``from`` to
+        ``to`` of that session's log (a folder of this log dir) published again on the ``log``
+        topic, as they were the first time.  Bounded: at most :data:`FETCH_LINES` lines per
+        request, one request per :data:`FETCH_EVERY_S`, and none while :data:`WINDOW` lines
+        of answers are unacknowledged; a board asks again for what it still lacks."""
+        box = self.current
+        if box is None or now < self._fetch_next or len(self._fetch_mids) >= self.window:
+            self.stats["fetches_ignored"] += 1
+            return
+        request = fetch_request(payload)
+        if request is None:
+            self.stats["fetches_ignored"] += 1
+            log.debug("table %s: a fetch request that is not one: %r", self.config.table_id, payload[:80])
+            return
+        session, first, last = request
+        folder = next((f for f in SessionLog.sessions(box.folder.parent) if f.name == session), None)
+        if folder is None:
+            self.stats["fetches_ignored"] += 1
+            return
+        self._fetch_next = now + FETCH_EVERY_S
+        try:
+            lines = log_lines(folder / EVENTS, first, min(last, first + FETCH_LINES - 1))
+        except OSError as exc:
+            log.warning("%s: cannot read for a board's request: %s", folder / EVENTS, exc.strerror)
+            return
+        for line, text in lines:
+            payload_out = json.dumps({"table": self.config.table_id, "session": session,
+                                      "line": line, "text": text}, ensure_ascii=False)
+            self._fetch_mids.add(self.client.publish(self.config.topic("log"), payload_out, qos=1).mid)
+        self.stats["fetched"] += len(lines)
 
     def _log_refusal(self, what: str) -> None:
         if what not in self._refusals_logged:

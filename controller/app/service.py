@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..core.deck import Deck
+from ..core.errors import LogError
 from ..core.events import TableEvent
 from ..core.snapshot import NO_LINK, SnapshotBuilder, TableSnapshot
 from ..core.tracker import DealTracker, Signal
@@ -38,6 +39,9 @@ from .sources import EventSource, SessionClock
 log = logging.getLogger(__name__)
 
 MISTAKE_BEEP_MS = 300
+FULL_DISK_WAIT_S = 8.0           # stopped while the log cannot be written: wait this long for space
+                                 # (under the unit's TimeoutStopSec=15 and WatchdogSec=10)
+RETRY_WRITE_S = 1.0              # lines kept in memory (a full disk) are tried again this often
 NEW_PULKA = "new_pulka"          # queue items that are not table events
 _LINK = "link"
 _NOTICE = "notice"
@@ -75,13 +79,21 @@ class TableService:
         self.notice = ""               # a line the display shows before the first deal (the web PIN)
         self.snapshot: TableSnapshot | None = None
         self._snapshots = SnapshotBuilder()
+        self.full_disk_wait_s = FULL_DISK_WAIT_S
+        self._retry_at = 0.0
 
     # --- sessions ----------------------------------------------------------------
 
+    def take_lock(self) -> None:
+        """The log dir's lock, before anything is read or written there: one service per log
+        dir, refused (one line) rather than interleaved, and a refused start writes nothing
+        (``run --new`` closes the previous pulka only once it holds the lock)."""
+        if self._lock is None:
+            self._lock = LogDirLock(self.log_dir).acquire()
+
     def open_session(self, new: bool = False) -> SessionLog:
         """Resume the newest unfinished session (unless ``new``), else start one."""
-        if self._lock is None:      # one service per log dir (issue 10): refused, not interleaved
-            self._lock = LogDirLock(self.log_dir).acquire()
+        self.take_lock()
         session = None if new else SessionLog.newest_unfinished(self.log_dir)
         if session is not None:
             try:
@@ -110,7 +122,12 @@ class TableService:
         """Finish the session (its summary.json) and start a new one."""
         if self.session is not None:
             summary = self.tracker.summary()
-            path = self.session.finish(summary)
+            try:
+                path = self.session.finish(summary)
+            except LogError as exc:         # a full disk: the pulka stays open, the game goes on
+                log.error("the pulka is not closed: %s", exc)
+                self._publish(None, [])
+                return
             log.info("pulka closed: %s", path)
             if self.on_finished is not None:
                 self.on_finished(summary, path)
@@ -151,8 +168,11 @@ class TableService:
 
     def _publish(self, event: TableEvent | None, signals: list[Signal]) -> None:
         beep = MISTAKE_BEEP_MS if any(s.kind == "mistake" for s in signals) else 0
+        session = self.session
+        storage = {"full": session is not None and session.failing is not None,
+                   "waiting": session.waiting if session is not None else 0}
         snapshot = self._snapshots.build(self.tracker, seq=self.seq, link=self.link, beep_ms=beep,
-                                         notice=self.notice)
+                                         notice=self.notice, storage=storage)
         self.snapshot = snapshot
         self.bus.publish(Published(event, tuple(signals), snapshot,
                                    self.session.folder if self.session is not None else None))
@@ -198,6 +218,10 @@ class TableService:
                     except queue.Empty:
                         item = None
                 now = self._monotonic()
+                if self.session.waiting and now >= self._retry_at:     # space may be back
+                    self._retry_at = now + RETRY_WRITE_S
+                    if self.session.retry():
+                        self._publish(None, [])
                 if self.buttons is not None:
                     self._poll_buttons(now)
                 self.bus.tick(now)
@@ -212,7 +236,7 @@ class TableService:
                 self.bus.close()
             finally:
                 source.stop()
-                self.session.close()
+                self.session.close(wait_s=self.full_disk_wait_s)
                 if self._lock is not None:
                     self._lock.release()
                     self._lock = None

@@ -20,6 +20,9 @@ from .scoring import settlement_object
 from .view import Indications, indications
 
 NO_LINK: Mapping[str, str] = MappingProxyType({"state": "none", "detail": ""})
+# the game log's writes: "full" while they fail (a full disk), "waiting" the bytes kept in memory
+NO_STORAGE: Mapping = MappingProxyType({"full": False, "waiting": 0})
+DISK_FULL = "DISK FULL: log kept"       # the display's last row while the log cannot be written
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class TableSnapshot:
     leftover: bool = False                    # cards of the finished deal still lie on the table
     link: Mapping = field(default_factory=lambda: NO_LINK)   # {"state": none|waiting|connected, "detail"}
     indications: Indications = field(default_factory=Indications)   # the 20x4 board, LEDs, beep
+    storage: Mapping = field(default_factory=lambda: NO_STORAGE)   # {"full", "waiting"}: the log's writes
 
     @property
     def display(self) -> tuple[str, ...]:
@@ -69,6 +73,7 @@ class TableSnapshot:
             "next_deal": dict(self.next_deal), "leftover": self.leftover,
             "link": dict(self.link),
             "display": list(self.display), "leds": dict(self.leds), "beep_ms": self.beep_ms,
+            "storage": dict(self.storage),
         }
 
 
@@ -155,7 +160,7 @@ class SnapshotBuilder:
         self._settlement: Mapping = {}
 
     def build(self, tracker, *, seq: int, link: Mapping = NO_LINK, beep_ms: int = 0,
-              notice: str = "") -> TableSnapshot:
+              notice: str = "", storage: Mapping | None = None) -> TableSnapshot:
         config = tracker.config
         names = config.table.names
         count = len(tracker.records)
@@ -191,4 +196,6 @@ class SnapshotBuilder:
             next_deal=MappingProxyType({"dealer": dealer, "price": tracker.rules.progression[step]}),
             leftover=bool(tracker.leftover),
             link=MappingProxyType(dict(link)),
-            indications=indications(tracker, names, beep_ms, notice))
+            storage=MappingProxyType(dict(storage or NO_STORAGE)),
+            indications=indications(tracker, names, beep_ms, notice,
+                                    alarm=DISK_FULL if storage and storage.get("full") else ""))

@@ -120,14 +120,15 @@ def _contract_counts(deal, label) -> str:
 
 
 def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 0,
-                notice: str = "") -> Indications:
+                notice: str = "", alarm: str = "") -> Indications:
     """What the LEDs and the display show for the tracker's state (no I/O, no clock).
 
     LEDs: the seat to play is steady; the winner of the last trick blinks until
     the next card; a seat with a mistake awaiting ``confirm`` shows the error
     pattern.  The display shows the deal in progress (dealer, price, trick
     counts, the cards of the open trick or the last closed trick, whose turn)
-    and the pulka between deals.
+    and the pulka between deals.  An ``alarm`` (the game log cannot be written: a full
+    disk) takes the last row whatever else it would show.
     """
     names = names or {}
     seats = tracker.config.table.seats
@@ -183,6 +184,8 @@ def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 
         alert = tracker.alerts[-1]
         who = label.get(alert.get("zone"), alert.get("zone") or "")
         lines[-1] = f"!{who} {_MISTAKE_TEXT.get(alert['type'], alert['type'])}"
+    if alarm:
+        lines[-1] = alarm                 # the game log is not being written: said above all
     lines = [line[:DISPLAY_COLS] for line in lines]
     lines += [""] * (DISPLAY_ROWS - len(lines))
     return Indications(leds=leds, lines=tuple(lines), beep_ms=beep_ms)

@@ -1,12 +1,26 @@
-"""Opening the game log's files safely (issue 10): no symlinks, fixed modes, one writer.
+"""Opening the table's files safely: no symlinks, only regular files, bounded reads, fixed modes.
 
-- Every file of a log dir is opened with ``O_NOFOLLOW``: a symlink planted in
-  the log dir (``events.jsonl``, ``checkpoints.jsonl``, a stale
-  ``summary.json.tmp``) is refused, never followed out of the log dir.
+This is the one opener of every file the table writes or publishes (the game
+log's files, the web page's PIN and secret, the MQTT outbox's mark and the
+lines it reads, the club board's mirrors):
+
+- Every file is opened with ``O_NOFOLLOW``: a symlink planted in the log dir
+  (``events.jsonl``, ``checkpoints.jsonl``, ``web-pin.tmp``, a stale
+  ``summary.json.tmp``) is refused, never followed out of the log dir.  With
+  ``folder=True`` the folder holding it may not be a symlink either (a session
+  folder of the log dir is opened ``O_DIRECTORY | O_NOFOLLOW`` and the file
+  inside it relative to that descriptor).
+- Only regular files are opened: the open is non-blocking (a FIFO planted at
+  ``config.toml`` cannot hang a start) and checked with ``fstat``; anything
+  else is the OSError :data:`errno.EINVAL` "not a regular file".
+- :func:`read_bounded` reads a whole file only up to a bound (a 1 GiB sparse
+  ``config.toml`` is refused from its size, never read).
 - Temporaries are created with ``O_CREAT | O_EXCL``; a leftover temporary (or
-  a symlink in its place) is removed first, never written through.
-- Files are 0640 and folders 0750 whatever the umask (``fchmod``/``chmod``
-  after creating them): a game log is the players' record, not the world's.
+  a symlink in its place) is removed first, never written through; a folder in
+  its place is moved aside once, with one WARNING line.
+- Files are 0640 (or the mode asked, 0600 for secrets) and folders 0750
+  whatever the umask (``fchmod``/``chmod`` after creating them): a game log
+  is the players' record, not the world's.
 - :class:`LogDirLock` is an exclusive ``flock`` on the log dir: a second
   service on the same log dir is refused with one line naming the process
   that holds it (from ``/proc/locks``), instead of interleaving lines.
@@ -16,40 +30,104 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import logging
 import os
+import stat
 from pathlib import Path
 
 from ..core.errors import LogError
 
+log = logging.getLogger(__name__)
+
 FILE_MODE = 0o640
+SECRET_MODE = 0o600
 DIR_MODE = 0o750
+ASIDE = ".aside"
 
 
-def open_fd(path: Path, flags: int, mode: int = FILE_MODE) -> int:
-    """``os.open`` that never follows a symlink at ``path``; a created file gets ``mode``."""
-    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
-    if flags & os.O_CREAT:
-        try:
+def not_regular(path: Path | str) -> OSError:
+    return OSError(errno.EINVAL, "not a regular file", str(path))
+
+
+def _open_folder(folder: Path) -> int:
+    """A descriptor of ``folder`` itself, refusing a symlink there (ELOOP/ENOTDIR)."""
+    return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
+def open_fd(path: Path, flags: int, mode: int = FILE_MODE, *, folder: bool = False) -> int:
+    """``os.open`` of a regular file that never follows a symlink at ``path`` (nor, with
+    ``folder``, at its folder) and never blocks on a FIFO; a created file gets ``mode``."""
+    path = Path(path)
+    dir_fd = _open_folder(path.parent) if folder else None
+    try:
+        fd = os.open(path.name if folder else path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK,
+                     mode, dir_fd=dir_fd)
+    finally:
+        if dir_fd is not None:
+            os.close(dir_fd)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise not_regular(path)
+        if not flags & os.O_NONBLOCK:       # a regular file: blocking reads and writes as usual
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        if flags & os.O_CREAT and stat.S_IMODE(st.st_mode) != mode:
             os.fchmod(fd, mode)
-        except OSError:
-            os.close(fd)
-            raise
+    except BaseException:
+        os.close(fd)
+        raise
     return fd
 
 
-def open_append(path: Path):
-    """An unbuffered binary file appending to ``path`` (created 0640 if missing)."""
-    return os.fdopen(open_fd(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab", buffering=0)
+def open_append(path: Path, mode: int = FILE_MODE, *, folder: bool = False):
+    """An unbuffered binary file appending to ``path`` (created with ``mode`` if missing)."""
+    return os.fdopen(open_fd(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode, folder=folder), "ab",
+                     buffering=0)
 
 
-def open_read(path: Path):
-    """A binary file reading ``path``; a symlink there is an error (ELOOP)."""
-    return os.fdopen(open_fd(path, os.O_RDONLY), "rb")
+def open_read(path: Path, *, folder: bool = False):
+    """A binary file reading ``path``; a symlink there is an error (ELOOP), so is a FIFO,
+    a device or a folder (EINVAL, "not a regular file")."""
+    return os.fdopen(open_fd(path, os.O_RDONLY, folder=folder), "rb")
 
 
-def open_update(path: Path):
+def open_update(path: Path, *, folder: bool = False):
     """A binary file reading and writing ``path`` in place (for truncating a torn tail)."""
-    return os.fdopen(open_fd(path, os.O_RDWR), "rb+", buffering=0)
+    return os.fdopen(open_fd(path, os.O_RDWR, folder=folder), "rb+", buffering=0)
+
+
+def read_bounded(path: Path, limit: int, *, folder: bool = False) -> bytes:
+    """The whole of a regular file of at most ``limit`` bytes; a larger one is the OSError
+    EFBIG, told from its size before anything is read (a sparse giant costs nothing)."""
+    with open_read(path, folder=folder) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit:,} bytes ({size:,})", str(path))
+        data = fh.read(limit + 1)
+    if len(data) > limit:               # it grew meanwhile
+        raise OSError(errno.EFBIG, f"larger than {limit:,} bytes", str(path))
+    return data
+
+
+def clear_temporary(tmp: Path) -> None:
+    """Make room for a temporary: a leftover file or symlink is removed; a folder (or
+    anything ``unlink`` refuses) is moved aside to ``<name>.aside`` once, with one WARNING."""
+    try:
+        os.unlink(tmp)
+        return
+    except FileNotFoundError:
+        return
+    except (IsADirectoryError, PermissionError) as exc:
+        if not os.path.lexists(tmp) or stat.S_ISLNK(os.lstat(tmp).st_mode):
+            raise
+        reason = exc.strerror
+    target = tmp.with_name(tmp.name + ASIDE)
+    n = 1
+    while os.path.lexists(target):
+        n += 1
+        target = tmp.with_name(f"{tmp.name}{ASIDE}-{n}")
+    os.rename(tmp, target)
+    log.warning("%s: not a file (%s); moved to %s", tmp, reason, target.name)
 
 
 def make_dir(path: Path) -> None:
@@ -77,18 +155,16 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
     """Write a whole file so that a crash leaves either the old or the new one.
 
-    The temporary ``<name>.tmp`` is created exclusively: whatever stood there
-    (a torn temporary, a planted symlink) is unlinked first, not written through.
+    The temporary ``<name>.tmp`` is created exclusively (with ``mode``): whatever
+    stood there (a torn temporary, a planted symlink) is unlinked first, not
+    written through (:func:`clear_temporary`).
     """
     tmp = path.with_name(path.name + ".tmp")
-    try:
-        os.unlink(tmp)
-    except FileNotFoundError:
-        pass
-    fd = open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    clear_temporary(tmp)
+    fd = open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
     try:
         write_all(fd, data)
         os.fsync(fd)

@@ -40,20 +40,22 @@ import json
 import logging
 import os
 import stat
+import time
+import tomllib
 from collections import deque
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
-from ..core.config import GameConfig, load_game_config
+from ..core.config import GameConfig, game_config_from_dict
 from ..core.deck import Deck, load_deck
 from ..core.errors import EventError, LogError, PreftableError
 from ..core.events import TableEvent, event_from_dict
 from ..core.tracker import DealTracker, Signal
 from . import checkpoints
 from . import journal as jr
-from .files import (DIR_MODE, fsync_dir, make_dir, open_append, open_fd, open_read,
-                    open_update, write_all, write_atomic)
+from .files import (DIR_MODE, clear_temporary, fsync_dir, make_dir, open_append, open_fd, open_read,
+                    open_update, read_bounded, write_all, write_atomic)
 from .lines import read_lines
 from .replay import events_of_stream
 
@@ -73,6 +75,7 @@ JOURNAL_BATCH = 1 << 20     # rebuilt journal lines written in batches of about 
 # tracker is restored from the journal line just written, so the ended deals stay on disk
 # (read when needed) and the rebuild's memory stays flat in the log's length (issue 10).
 LIGHTEN_EVERY = 200
+MAX_SESSION_FILE = 1 << 20      # a session's config.toml or deck.toml is read only up to this size
 
 __all__ = ["SessionLog", "SessionUnreadable", "write_atomic", "EVENTS", "CHECKPOINTS", "CONFIG",
            "DECK", "SUMMARY"]
@@ -246,13 +249,25 @@ class SessionLog:
     # --- reading -----------------------------------------------------------------------
 
     def game_config(self) -> GameConfig:
+        """The session's rules, from its ``config.toml`` read through the opener: a link, a
+        FIFO or a file over :data:`MAX_SESSION_FILE` bytes is :class:`SessionUnreadable`
+        (never followed, waited on or read whole)."""
         path = self.folder / CONFIG
         if os.path.islink(path):
             raise SessionUnreadable(f"{path}: is a symlink")
         try:
-            return load_game_config(path)
+            doc = tomllib.loads(read_bounded(path, MAX_SESSION_FILE, folder=True).decode("utf-8"))
+            return game_config_from_dict(doc)
+        except FileNotFoundError:
+            raise SessionUnreadable(f"{path}: no such config file") from None
+        except OSError as exc:
+            raise SessionUnreadable(f"{path}: cannot read: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise SessionUnreadable(f"{path}: not valid TOML: not UTF-8 text") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise SessionUnreadable(f"{path}: not valid TOML: {exc}") from None
         except PreftableError as exc:
-            raise SessionUnreadable(str(exc)) from None
+            raise SessionUnreadable(f"{path}: {exc}") from None
 
     def deck(self) -> Deck | None:
         path = self.folder / DECK
@@ -260,8 +275,14 @@ class SessionLog:
             return None
         if os.path.islink(path):
             raise SessionUnreadable(f"{path}: is a symlink")
-        try:
+        try:        # a regular file of a bounded size (a FIFO would hang the start), then parsed
+            with open_read(path, folder=True) as fh:
+                size = os.fstat(fh.fileno()).st_size
+            if size > MAX_SESSION_FILE:
+                raise SessionUnreadable(f"{path}: larger than {MAX_SESSION_FILE:,} bytes ({size:,})")
             return load_deck(path)
+        except OSError as exc:
+            raise SessionUnreadable(f"{path}: cannot read: {exc.strerror}") from None
         except PreftableError as exc:
             raise SessionUnreadable(str(exc)) from None
 
@@ -561,10 +582,7 @@ class SessionLog:
         """A temporary file holding the events file's bytes before ``damaged_at``."""
         tmp = self.events_path.with_name(EVENTS + ".tmp")
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        try:
+            clear_temporary(tmp)        # a folder planted there is moved aside, once
             out = os.fdopen(open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL), "wb", buffering=0)
             with open_read(self.events_path) as src:
                 left = damaged_at
@@ -676,6 +694,15 @@ class SessionLog:
         """Bytes of lines kept in memory, not yet written."""
         return len(self._pending)
 
+    @property
+    def failing(self) -> str | None:
+        """Why the last write failed ("No space left on device"), None while writes succeed."""
+        return self._failing
+
+    def retry(self) -> bool:
+        """Try the lines kept in memory again (space may have come back); True once written."""
+        return self._flush()
+
     def finish(self, summary: dict) -> Path:
         """Mark the session finished by writing its ``summary.json``."""
         self.close()
@@ -689,8 +716,17 @@ class SessionLog:
             raise LogError(f"{path}: cannot write: {exc.strerror}") from None
         return path
 
-    def close(self) -> None:
-        self._flush()
+    def close(self, wait_s: float = 0.0, *, sleep=time.sleep, clock=time.monotonic,
+              every_s: float = 1.0) -> None:
+        """Write what is kept in memory and close.  While writes fail (a full disk) they are
+        tried again every ``every_s`` for up to ``wait_s`` (a service being stopped waits for
+        space rather than lose the lines); what still cannot be written then is logged."""
+        deadline = clock() + wait_s
+        if not self._flush() and wait_s > 0:
+            log.error("%s: %d bytes of lines wait for space (%s); trying for %.0f s before stopping",
+                      self.events_path, len(self._pending), self._failing, wait_s)
+            while not self._flush() and clock() < deadline:
+                sleep(every_s)
         if self._pending:
             log.error("%s: %d bytes of lines could not be written (%s)", self.events_path,
                       len(self._pending), self._failing)

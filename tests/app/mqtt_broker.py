@@ -196,7 +196,7 @@ class SimTable:
     """One simulated table in this process, publishing to ``broker_url`` as ``table_id``."""
 
     def __init__(self, log_dir: Path, broker_url: str, table_id: str, *, seed: int = 1, speed: float = 100.0,
-                 deals: int = 2, mqtt: dict | None = None, names: dict | None = None):
+                 deals: int = 2, mqtt: dict | None = None, names: dict | None = None, close: bool = True):
         from controller.app.backends.sim import SimSource
         from controller.app.mqtt import MqttConfig, MqttPublisher
         from controller.app.service import NEW_PULKA, TableService
@@ -217,7 +217,8 @@ class SimTable:
         self.played = threading.Event()
 
         def done() -> None:
-            self.service.queue.put(NEW_PULKA)
+            if close:               # else the session stays open (and current) after the deals
+                self.service.queue.put(NEW_PULKA)
             self.played.set()
 
         self.source = SimSource(settings.game, settings.section("sim"), self.service.tracker.deck,

@@ -75,19 +75,24 @@ def test_cookies_prove_the_pin_until_they_expire_or_the_pin_changes():
     assert gate.check_pin("1234") and not gate.check_pin("1235") and not gate.check_pin("")
 
 
-def test_pin_guesses_are_limited_per_client_and_overall():
+def test_pin_guesses_are_limited_per_client_never_for_the_whole_table():
     now = [0.0]
-    limiter = GuessLimiter(per_client=3, overall=5, window_s=60, clock=lambda: now[0])
+    limiter = GuessLimiter(per_client=3, window_s=60, clock=lambda: now[0])
     for _ in range(3):
-        assert limiter.retry_after("a") == 0
-        limiter.failed("a")
-    assert limiter.retry_after("a") == pytest.approx(60)
-    assert limiter.retry_after("b") == 0
-    limiter.failed("b")
-    limiter.failed("c")
-    assert limiter.retry_after("d") == pytest.approx(60)      # the whole table's budget is spent
+        assert limiter.retry_after("10.0.0.1") == 0
+        limiter.failed("10.0.0.1")
+    assert limiter.retry_after("10.0.0.1") == pytest.approx(60)
+    for n in range(2, 40):                      # 76 wrong PINs from 38 other phones in the minute
+        limiter.failed(f"10.0.0.{n}")
+        limiter.failed(f"10.0.0.{n}")
+    assert limiter.retry_after("10.0.0.99") == 0          # a new phone may still enter the PIN
+    assert limiter.retry_after("10.0.0.2") == 0
+    for n in range(3):                          # one machine, any address of its IPv6 /64
+        limiter.failed(f"2001:db8::{n + 1}")
+    assert limiter.retry_after("2001:db8::ffff") == pytest.approx(60)
+    assert limiter.retry_after("2001:db8:0:1::1") == 0
     now[0] = 61
-    assert limiter.retry_after("a") == 0 and limiter.retry_after("d") == 0
+    assert limiter.retry_after("10.0.0.1") == 0
 
 
 # ---------------------------------------------------------------- control lines

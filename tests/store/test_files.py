@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -176,20 +177,33 @@ def test_a_full_disk_keeps_the_game_in_memory_and_writes_it_later(small_disk, ca
     consistent(resumed, again)
 
 
+def _read_until(proc, needle: str) -> list[str]:
+    said = []
+    while not any(needle in line for line in said):
+        line = proc.stderr.readline()
+        assert line, "".join(said)          # the service ended instead of going on
+        said.append(line)
+    return said
+
+
 def test_a_full_disk_at_start_is_no_crash_loop(small_disk, sim_cfg):
     logs = small_disk / "logs"
     new_session(logs, 1)
     filler = _fill(small_disk)
-    for _ in range(2):                      # every restart starts, says why, and stops cleanly
+    for restart in range(2):                # every restart starts, says why, and goes on
         proc = _run_until_ready(sim_cfg, logs)
-        said = []
-        while not any("disk is full" in line for line in said):    # the simulated table laid a card
-            line = proc.stderr.readline()
-            assert line, "".join(said)      # the service ended instead of going on
-            said.append(line)
-        err = "".join(said) + _stop(proc)
-        assert "Traceback" not in err and err.count("disk is full") == 1
-    filler.unlink()
+        said = _read_until(proc, "disk is full")            # the simulated table laid a card
+        proc.send_signal(signal.SIGTERM)    # stopped while full: it waits for space, keeping the lines
+        said += _read_until(proc, "wait for space")
+        if restart == 0:
+            proc.kill()                     # systemd's stop timeout ran out
+            proc.communicate(timeout=30)
+            continue
+        filler.unlink()                     # space comes back: the kept lines are written, then it stops
+        _, rest = proc.communicate(timeout=30)
+        err = "".join(said) + rest
+        assert proc.returncode == 0 and "Traceback" not in err and err.count("disk is full") == 1
+        assert "could not be written" not in err
     (session,) = SessionLog.sessions(logs)
     assert (session / "events.jsonl").read_bytes().endswith(b"\n")
     resumed = SessionLog(session)

@@ -14,6 +14,9 @@ and Jinja2 are imported when the server starts.
 - :mod:`.pages` -- the HTML (Jinja2, autoescaped) rendered from the snapshot;
 - :mod:`.server` -- aiohttp on its own thread and loop: the pages, the event
   stream and ``POST /api/control``;
+- :mod:`.guard` -- what a hostile client may cost: idle and slow-header timeouts, the
+  connection cap, one log line per bad request;
+- :mod:`.replays` -- past sessions' pulkas made in a bounded, cached process pool;
 - :mod:`.output` -- the bus subscriber that feeds it;
 - :mod:`.board` -- the club board's page, ``/club`` (``preftable club --web``, issue 14),
   on the same server pieces.

@@ -9,22 +9,26 @@ at first start and kept in the log dir (``web-pin``), so the table's display and
 The cookie holds ``<expiry>.<HMAC-SHA256(secret, expiry + PIN)>``: nothing is
 kept per phone on the table, a cookie outlives a restart, and changing the PIN
 revokes every cookie.  The secret is random, kept in the log dir
-(``web-secret``, mode 0600).  Guesses are rate-limited per client address and
-for the whole table, so a phone on the club's Wi-Fi cannot walk the PIN space.
+(``web-secret``, mode 0600).  Guesses are rate-limited per client address (not
+for the whole table, so one phone's wrong PINs never lock the others out), so a
+phone on the club's Wi-Fi cannot walk the PIN space.  Both files are written
+through the log dir's opener (:mod:`controller.store.files`): never through a
+planted link.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import logging
-import os
 import secrets
 import time
 from collections import deque
 from pathlib import Path
 
 from ...core.errors import ConfigError
+from ...store.files import SECRET_MODE, read_bounded, write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -33,12 +37,19 @@ SECRET_FILE = "web-secret"
 COOKIE = "preftable_pin"
 COOKIE_DAYS = 30
 GENERATED_DIGITS = 6
+MAX_FILE_BYTES = 4096
+
+
+def _read(path: Path) -> str:
+    """The stripped text of ``path`` (a regular file, not a link, a few bytes)."""
+    return read_bounded(path, MAX_FILE_BYTES).decode("utf-8", "replace").strip()
 
 
 def _read_or_create(path: Path, make) -> str:
-    """The stripped text of ``path``; created (mode 0600, atomically) with ``make()`` when missing."""
+    """The stripped text of ``path``; created (mode 0600, atomically, through the log dir's
+    opener: never through a planted ``.tmp`` link) with ``make()`` when missing."""
     try:
-        return path.read_text(encoding="utf-8").strip()
+        return _read(path)
     except FileNotFoundError:
         pass
     except OSError as exc:
@@ -46,11 +57,7 @@ def _read_or_create(path: Path, make) -> str:
     value = make()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(value + "\n")
-        os.replace(tmp, path)
+        write_atomic(path, (value + "\n").encode("utf-8"), SECRET_MODE)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot write: {exc.strerror}") from None
     return value
@@ -70,21 +77,39 @@ def table_pin(log_dir: Path, configured: str | None = None) -> tuple[str, str]:
 def stored_pin(log_dir: Path) -> str | None:
     """The generated PIN if one was made (for ``doctor``), without creating it."""
     try:
-        return (Path(log_dir) / PIN_FILE).read_text(encoding="utf-8").strip() or None
+        return _read(Path(log_dir) / PIN_FILE) or None
     except OSError:
         return None
 
 
 class GuessLimiter:
-    """At most ``per_client`` wrong PINs per client and ``overall`` in all per ``window_s`` seconds."""
+    """At most ``per_client`` wrong PINs per client per ``window_s`` seconds.
 
-    def __init__(self, per_client: int = 5, overall: int = 20, window_s: float = 60.0, clock=time.monotonic):
+    Per client only, never for the whole table: wrong PINs from one phone (or one
+    attacker) never lock out the others.  A client is its IPv4 address, or the /64
+    network of its IPv6 address (one machine can take any address of its /64).  At
+    most ``clients`` clients are remembered; the ones whose window has passed are
+    forgotten first, and beyond that the oldest."""
+
+    def __init__(self, per_client: int = 5, window_s: float = 60.0, clock=time.monotonic,
+                 clients: int = 4096):
         self.per_client = per_client
-        self.overall = overall
         self.window_s = window_s
         self.clock = clock
+        self.clients = clients
         self._failures: dict[str, deque[float]] = {}
-        self._all: deque[float] = deque()
+
+    @staticmethod
+    def key(client: str) -> str:
+        try:
+            address = ipaddress.ip_address(client)
+        except ValueError:
+            return client
+        if address.version == 4:
+            return str(address)
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
 
     def _trim(self, times: deque[float], now: float) -> None:
         while times and times[0] <= now - self.window_s:
@@ -93,23 +118,25 @@ class GuessLimiter:
     def retry_after(self, client: str) -> float:
         """Seconds until ``client`` may guess again (0: now)."""
         now = self.clock()
-        mine = self._failures.get(client, deque())
+        mine = self._failures.get(self.key(client))
+        if not mine:
+            return 0.0
         self._trim(mine, now)
-        self._trim(self._all, now)
-        waits = [0.0]
         if len(mine) >= self.per_client:
-            waits.append(mine[0] + self.window_s - now)
-        if len(self._all) >= self.overall:
-            waits.append(self._all[0] + self.window_s - now)
-        return max(waits)
+            return mine[0] + self.window_s - now
+        return 0.0
 
     def failed(self, client: str) -> None:
         now = self.clock()
-        self._failures.setdefault(client, deque()).append(now)
-        self._all.append(now)
-        if len(self._failures) > 1024:          # forget clients whose window has passed
-            for key in [k for k, v in self._failures.items() if not v or v[-1] <= now - self.window_s]:
-                del self._failures[key]
+        key = self.key(client)
+        times = self._failures.pop(key, None) or deque(maxlen=self.per_client)
+        self._failures[key] = times             # the newest failure last (the oldest first to go)
+        times.append(now)
+        if len(self._failures) > self.clients:
+            for old in [k for k, v in self._failures.items() if not v or v[-1] <= now - self.window_s]:
+                del self._failures[old]
+            while len(self._failures) > self.clients:
+                del self._failures[next(iter(self._failures))]
 
 
 class PinGate:

@@ -35,7 +35,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import socket
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -46,15 +48,25 @@ from markupsafe import Markup
 
 from ...core.errors import EventError, PreftableError
 from ...core.events import CONTROL_EVENTS, TableEvent, event_from_dict
+from ...store.files import open_read
 from ...store.gamelog import EVENTS, SUMMARY, SessionLog
 from .. import report
 from .config import WebError
+from .guard import IDLE_S, CappedSite, Guard, OneLineLog
 from .pages import STATIC, Pages
 from .pin import COOKIE, PinGate
+from .replays import PoolBusy, ReplayFailed, ReplayPool
 
 log = logging.getLogger(__name__)
 
 MAX_CONTROL_BYTES = 4096
+SESSIONS_LISTED = 200       # /sessions lists the newest this many
+EVENTS_CHUNK = 1 << 18      # a session's events.jsonl is sent this much at a time
+RENDERED_KEPT = 64          # pages kept rendered (per state version)
+# The table loop and the web thread share one GIL: a thread that waits for it gets it after at
+# most this long (CPython's default is 5 ms, taken at every write and fsync of a card's line
+# while the page is busy); the table's card then waits less behind the page's work.
+GIL_SWITCH_S = 0.0005
 SSE_PING_S = 15.0
 _SECURITY_HEADERS = {
     # Defence in depth behind the escaping: no inline script, nothing from elsewhere.
@@ -104,7 +116,8 @@ class LiveServer:
         self.error: BaseException | None = None
         self._loop_errors: set[str] = set()
         self.socket: socket.socket | None = None
-        self.counters = {"published": 0, "viewers_max": 0}
+        self.counters = {"published": 0, "viewers_max": 0, "viewers_refused": 0}
+        self.guard = Guard(streams={self.events_path})
 
     # ------------------------------------------------------------------ the table's side (any thread)
 
@@ -128,6 +141,7 @@ class LiveServer:
 
     def start(self, timeout: float = 10.0) -> "WebServer":
         """Start the server thread; wait until it listens.  Raises :class:`WebError` if it cannot."""
+        sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_S))
         self._thread = threading.Thread(target=self._run, name="web", daemon=True)
         self._thread.start()
         if not self._started.wait(timeout):
@@ -189,9 +203,12 @@ class LiveServer:
             self._started.set()
             return
         self._loop.set_exception_handler(self._loop_error)
-        runner = web.AppRunner(self.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        # keepalive_timeout: a connection must send a whole request header within IDLE_S of
+        # opening (and of its last response), or it is closed (see .guard)
+        runner = web.AppRunner(self.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0,
+                               keepalive_timeout=IDLE_S, logger=OneLineLog(logging.getLogger("aiohttp.server")))
         await runner.setup()
-        await web.SockSite(runner, self.socket).start()
+        await CappedSite(runner, self.socket, self.guard).start()
         log.info("web: the %s is at %s", self.what, self.url)
         self._started.set()
         try:
@@ -223,7 +240,7 @@ class LiveServer:
             viewer.wake.set()
 
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[self._headers], client_max_size=64 * 1024)
+        app = web.Application(middlewares=[self.guard.middleware, self._headers], client_max_size=64 * 1024)
         self.routes(app)
         app.router.add_get(self.events_path, self.api_events)
         app.router.add_get("/static/pulka.css", self.pulka_css)
@@ -249,8 +266,10 @@ class LiveServer:
         return False
 
     async def api_state(self, request: web.Request) -> web.Response:
-        """The current state as JSON (the table's ``/api/state``, the club's ``/api/club``)."""
-        return _json(self.state, headers={"Cache-Control": "no-store"})
+        """The current state as JSON (the table's ``/api/state``, the club's ``/api/club``),
+        encoded once per state version however many ask."""
+        return web.Response(text=self._message("state", (), False, {}), content_type="application/json",
+                            charset="utf-8", headers={"Cache-Control": "no-store"})
 
     def render_part(self, name: str, authorised: bool) -> str:
         """A fragment of the current state, rendered once per state version and PIN status."""
@@ -269,6 +288,10 @@ class LiveServer:
         unknown = [p for p in wanted if p not in self.pages.parts]
         if unknown:
             raise web.HTTPBadRequest(text=f"unknown part {unknown[0]!r} (known: {', '.join(self.pages.parts)})")
+        if len(self._viewers) >= self.guard.cap // 2:      # room left for pages and control lines
+            self.counters["viewers_refused"] += 1
+            raise web.HTTPServiceUnavailable(text="too many live views open; try again soon",
+                                             headers={"Retry-After": "15"})
         authorised = self.authorised(request)
         viewer = _Viewer()
         self._viewers.add(viewer)
@@ -342,6 +365,16 @@ class WebServer(LiveServer):
         self.submit = submit
         self.log_dir = Path(log_dir)
         self.counters.update(controls=0, refused=0)
+        self.replays = ReplayPool()
+        self._rendered: dict[tuple, tuple[int, str]] = {}     # pages rendered at a state version
+
+    def app(self) -> web.Application:
+        app = super().app()
+        app.on_cleanup.append(self._close_replays)
+        return app
+
+    async def _close_replays(self, app: web.Application) -> None:
+        self.replays.close()
 
     def routes(self, app: web.Application) -> None:
         app.router.add_get("/", self.page_table)
@@ -363,8 +396,16 @@ class WebServer(LiveServer):
         authorised = self.authorised(request)
         message = {"wrong": "Wrong PIN.", "wait": "Too many wrong PINs: wait a minute."}.get(
             request.query.get("pin", ""), "")
-        text = self.pages.page(template, self.state, authorised=authorised, title=title, parts=parts,
-                               next_path=request.path, pin_message=message, **extra)
+        key = (template, title, tuple(parts), authorised, request.path, message, _frozen(extra))
+        cached = self._rendered.get(key)
+        if cached is not None and cached[0] == self.version:
+            text = cached[1]        # ten clients reloading cost one rendering per state
+        else:
+            text = self.pages.page(template, self.state, authorised=authorised, title=title, parts=parts,
+                                   next_path=request.path, pin_message=message, **extra)
+            if len(self._rendered) >= RENDERED_KEPT:
+                self._rendered.clear()
+            self._rendered[key] = (self.version, text)
         return web.Response(text=text, content_type="text/html", charset="utf-8",
                             headers={"Cache-Control": "no-store"})
 
@@ -380,8 +421,9 @@ class WebServer(LiveServer):
         return self._page(request, "history.html", "History", ("history",))
 
     def _sessions(self) -> list[dict[str, Any]]:
+        """The newest :data:`SESSIONS_LISTED` sessions (the cost of the page is bounded)."""
         return [{"name": p.name, "finished": (p / SUMMARY).exists()}
-                for p in reversed(SessionLog.sessions(self.log_dir))]
+                for p in reversed(SessionLog.sessions(self.log_dir)[-SESSIONS_LISTED:])]
 
     def _session_folder(self, name: str) -> Path:
         """The session folder called ``name`` (only names the log dir lists: no path tricks)."""
@@ -394,36 +436,38 @@ class WebServer(LiveServer):
         sessions = await asyncio.get_running_loop().run_in_executor(None, self._sessions)
         return self._page(request, "sessions.html", "Sessions", sessions=sessions)
 
-    @staticmethod
-    def _session_summary(folder: Path) -> tuple[dict, dict, Any]:
-        session = SessionLog(folder)
-        game = session.game_config()
-        summary_path = folder / SUMMARY
-        if summary_path.exists():
-            summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        else:                       # not finished (or still being played): the pulka so far
-            tracker, _ = session.replay(game)
-            summary = tracker.report_summary()
-        return summary, dict(game.table.names), game.rules
-
     async def page_session_pulka(self, request: web.Request) -> web.Response:
         folder = self._session_folder(request.match_info["name"])
         try:
-            summary, names, rules = await asyncio.get_running_loop().run_in_executor(
-                None, self._session_summary, folder)
-            if not self.pages.names_from_config:
-                names = {}
-            sections = report.pulka_sections(summary, names, rules=rules)
-        except (PreftableError, OSError, ValueError) as exc:
+            # replayed in another process (never on the table's GIL), bounded and cached
+            sections = await self.replays.pulka_html(folder, self.pages.names_from_config)
+        except PoolBusy:
+            raise web.HTTPServiceUnavailable(text="the table is busy making other pulkas; try again soon",
+                                             headers={"Retry-After": "5"}) from None
+        except ReplayFailed as exc:
             raise web.HTTPInternalServerError(text=f"cannot read the session {folder.name}: {exc}") from None
         return self._page(request, "session_pulka.html", "Sessions", session_name=folder.name,
                           pulka_html=Markup(sections))
 
     async def session_events(self, request: web.Request) -> web.StreamResponse:
         folder = self._session_folder(request.match_info["name"])
-        return web.FileResponse(folder / EVENTS, headers={
-            "Content-Type": "application/x-ndjson; charset=utf-8",
-            "Content-Disposition": f'attachment; filename="{folder.name}-events.jsonl"'})
+        loop = asyncio.get_running_loop()
+        try:        # the log dir's opener: a link at events.jsonl (or a FIFO) is not served
+            fh = await loop.run_in_executor(None, lambda: open_read(folder / EVENTS, folder=True))
+        except OSError as exc:
+            raise web.HTTPNotFound(text=f"no game log in {folder.name}: {exc.strerror}") from None
+        with fh:
+            response = web.StreamResponse(headers={
+                "Content-Type": "application/x-ndjson; charset=utf-8",
+                "Content-Disposition": f'attachment; filename="{folder.name}-events.jsonl"'})
+            response.content_length = os.fstat(fh.fileno()).st_size
+            await response.prepare(request)
+            left = response.content_length
+            while left > 0 and (chunk := await loop.run_in_executor(None, fh.read, min(left, EVENTS_CHUNK))):
+                left -= len(chunk)
+                await response.write(chunk)
+            await response.write_eof()
+        return response
 
     # ------------------------------------------------------------------ the API
 
@@ -488,6 +532,15 @@ class WebServer(LiveServer):
         if as_json:
             return response
         raise response
+
+
+def _frozen(value: Any) -> Any:
+    """A page's extra values as a hashable key (lists and dicts as tuples)."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def control_event(line: object, zones: tuple[str, ...]) -> TableEvent:
