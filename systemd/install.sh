@@ -88,6 +88,7 @@ else
 [table]
 players = 3
 first_dealer = "seat1"
+deck = "deck.toml"               # beside this file; write it with: preftable enroll --config THIS_FILE
 
 [rules]
 TOML

@@ -189,25 +189,37 @@ class Doctor:
         return settings
 
     def check_deck(self, settings) -> None:
+        """The deck the service will read: ``--deck``, else the config's ``[table] deck``."""
         from ..core.deck import load_deck
 
-        if self.deck is None:
+        path = settings.deck_file(self.deck) if settings is not None else \
+            (Path(self.deck) if self.deck else None)
+        enroll = "preftable enroll" + (f" --config {self.config}" if self.config else "")
+        if path is None:
             if settings is not None and settings.backend != "sim":
-                self.add(WARN, "no deck file given (--deck): every tag will be an unknown tag",
-                         "enrol the cards with preftable enroll --deck DECK, then pass --deck DECK")
+                self.add(WARN, "no deck file ([table] deck or --deck): preftable run refuses to start, "
+                               "every card would be an unknown tag",
+                         f'set [table] deck = "deck.toml" in the config, then enrol the cards: {enroll}')
             return
+        from_config = not self.deck
+        if from_config and not path.exists():
+            # a fresh install: the config names the deck, the cards are not enrolled yet
+            self.add(WARN, f"deck {path} ([table] deck): not enrolled yet; preftable run refuses to start "
+                           "without it", f"enrol the cards: {enroll}")
+            return
+        again = enroll if from_config else f"preftable enroll --deck {path}"
         try:
-            deck = load_deck(self.deck)
+            deck = load_deck(path)
         except DeckError as exc:
-            if "missing:" in str(exc) and Path(self.deck).exists():
-                fix = f"finish the enrolment: preftable enroll --deck {self.deck}"
-            elif not Path(self.deck).exists():
-                fix = f"check the path, or enrol a deck: preftable enroll --deck {self.deck}"
+            if "missing:" in str(exc) and path.exists():
+                fix = f"finish the enrolment: {again}"
+            elif not path.exists():
+                fix = f"check the path, or enrol a deck: {again}"
             else:
-                fix = f"correct the file, or enrol the deck again: preftable enroll --deck {self.deck}"
+                fix = f"correct the file, or enrol the deck again: {again}"
             self.add(FAIL, f"deck: {exc}", fix)
             return
-        self.add(OK, f"deck {self.deck}: {len(deck.cards)} cards")
+        self.add(OK, f"deck {path}: {len(deck.cards)} cards" + (" ([table] deck)" if from_config else ""))
 
     def check_log_dir(self, settings) -> None:
         path = Path(settings.log_dir)
