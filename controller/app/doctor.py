@@ -27,13 +27,16 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import urlsplit
 
-from ..core.errors import ConfigError, DeckError
+from ..core.errors import ConfigError, DeckError, PreftableError
 
 log = logging.getLogger(__name__)
 
 from .findings import FAIL, GPIO_GROUP, OK, PI_EXTRA, SERIAL_GROUP, SPI_GROUP, WARN, Finding  # noqa: F401
 
 HELLO_TIMEOUT = 2.0
+# The unit's StateDirectory= (its --log-dir): where a running service holds its lock.
+SERVICE_LOG_DIR = Path("/var/lib/preftable")
+STOP_SERVICE = "sudo systemctl stop preftable"
 
 
 # --- the machine as the doctor sees it ----------------------------------------------------
@@ -97,6 +100,8 @@ class Host:
     module_available: Callable[[str], bool] = _module_available
     hello_timeout: float = HELLO_TIMEOUT
     board_model: Callable[[], str | None] = lambda: _board_model()
+    service_log_dirs: tuple[Path, ...] = (SERVICE_LOG_DIR,)
+    locks: Path = Path("/proc/locks")
 
     def usable(self, st: os.stat_result) -> bool:
         """Readable and writable by this user, by the mode bits (root: always)."""
@@ -129,6 +134,40 @@ class Host:
         return bool(mode & stat.S_IWOTH and mode & stat.S_IXOTH)
 
 
+def service_in_the_way(log_dirs, locks: Path = Path("/proc/locks")) -> str | None:
+    """What to do when a preftable service holds one of ``log_dirs`` (None: none does).
+
+    The service's lock on its log dir (:class:`controller.store.files.LogDirLock`) is looked
+    at, never taken.  A second program on the same readers mixes its SPI or serial traffic
+    with the service's, which looks exactly like bad wiring."""
+    from ..store.files import log_dir_holder
+
+    seen: set[Path] = set()
+    for folder in log_dirs:
+        folder = Path(folder).absolute()
+        if folder in seen:
+            continue
+        seen.add(folder)
+        pid = log_dir_holder(folder, locks)
+        if pid is not None:
+            return (f"the table service is running (pid {pid} holds {folder}) and drives the readers: "
+                    f"stop it first with {STOP_SERVICE} (and sudo systemctl start preftable afterwards)")
+    return None
+
+
+class ServiceRunning(PreftableError):
+    """A running table service holds the readers another command wants."""
+
+
+def refuse_if_service_runs(settings, host: "Host | None" = None) -> None:
+    """Raise :class:`ServiceRunning` (one line, exit status 2) when a service holds the table."""
+    dirs = host.service_log_dirs if host is not None else (SERVICE_LOG_DIR,)
+    locks = host.locks if host is not None else Path("/proc/locks")
+    problem = service_in_the_way((Path(settings.log_dir), *dirs), locks)
+    if problem is not None:
+        raise ServiceRunning(problem)
+
+
 # --- the checks ---------------------------------------------------------------------------
 
 class Doctor:
@@ -141,6 +180,7 @@ class Doctor:
         self.findings: list[Finding] = []
         # group -> [(device, usable; None: the device is missing)]
         self.needed_groups: dict[str, list[tuple[str, bool | None]]] = {}
+        self.service_running = False     # then nothing is sent to the readers or the hub
 
     def add(self, level: str, text: str, fix: str | None = None) -> Finding:
         finding = Finding(level, text, fix)
@@ -158,6 +198,10 @@ class Doctor:
         if settings is None:
             return self.findings
         self.check_log_dir(settings)
+        problem = service_in_the_way((Path(settings.log_dir), *self.host.service_log_dirs), self.host.locks)
+        self.service_running = problem is not None
+        if problem is not None:
+            self.add(WARN, problem, f"{STOP_SERVICE} before preftable doctor --live or preftable enroll")
         from . import backends
         backends.run_doctor(settings, self)      # each backend and output checks its own section
         self.check_groups()
@@ -354,6 +398,14 @@ def cmd_doctor(args: argparse.Namespace, *, host: Host | None = None, stream=Non
     """``preftable doctor``: print the findings; 1 if any FAIL.  ``--live``: then the hands-on
     check of the readers, LEDs and buttons (docs/hardware-test.md)."""
     out = stream or sys.stdout
+    if getattr(args, "live", False):
+        from .settings import load_settings
+        try:
+            settings = load_settings(args.config)
+        except ConfigError:
+            settings = None              # the findings say what is wrong with it
+        if settings is not None:
+            refuse_if_service_runs(settings, host)     # before a single byte goes to a reader
     findings = diagnose(args.config, args.deck, host)
     for finding in findings:
         out.write(finding.line() + "\n")
@@ -421,4 +473,4 @@ def add_doctor(sub) -> None:
 
 
 __all__ = ["Finding", "Host", "Doctor", "diagnose", "url_problem", "cmd_doctor", "add_doctor",
-           "OK", "WARN", "FAIL"]
+           "service_in_the_way", "refuse_if_service_runs", "ServiceRunning", "OK", "WARN", "FAIL"]

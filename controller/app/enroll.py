@@ -431,6 +431,9 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
 
     out = stream or sys.stdout
     settings = load_settings(args.config)
+    if settings.backend != "sim":                 # the service would be reading the same tags
+        from .doctor import refuse_if_service_runs
+        refuse_if_service_runs(settings)
     if settings.backend == "hub" and not getattr(args, "wait", False):
         from .linkstate import check_hub_port
         check_hub_port(settings.section("hub").port)

@@ -305,3 +305,62 @@ def test_hub_speaking_another_protocol(tmp_path):
         emu.close()
     [proto] = [f for f in findings if "protocol 99" in f.text]
     assert proto.level == FAIL and "firmware" in proto.fix
+
+
+# --- a running service holds the table ---------------------------------------------------------
+
+def spi_table(tmp_path: Path, log_dir: Path) -> str:
+    return write(tmp_path / "table.toml", f"""
+[readers]
+backend = "spi"
+[spi]
+readers = [ {{ zone = "seat1", bus = 0, device = 0, reset_pin = 25 }} ]
+[log]
+dir = "{log_dir}"
+""")
+
+
+def test_doctor_live_and_enroll_refuse_while_the_service_holds_its_log_dir(tmp_path, capsys):
+    from controller.store.files import LogDirLock
+
+    logs = tmp_path / "state"
+    cfg = spi_table(tmp_path, logs)
+    lock = LogDirLock(logs).acquire()          # what a running `preftable run` holds
+    try:
+        assert cli.main(["doctor", "--live", "--config", cfg]) == 2
+        out, err = capsys.readouterr()
+        assert out == "", "nothing checked, no reader touched"
+        assert len(err.strip().splitlines()) == 1
+        assert f"pid {os.getpid()} holds {logs}" in err and "sudo systemctl stop preftable" in err
+        assert cli.main(["enroll", "--config", cfg, "--deck", str(tmp_path / "d.toml")]) == 2
+        assert "sudo systemctl stop preftable" in capsys.readouterr().err
+        assert not (tmp_path / "d.toml").exists()
+        # plain doctor says it too, as a warning
+        findings = diagnose(cfg, None, fake_host(tmp_path / "dev"))
+        [warning] = [f for f in findings if "service is running" in f.text]
+        assert warning.level == WARN and "sudo systemctl stop preftable" in warning.fix
+    finally:
+        lock.release()
+    findings = diagnose(cfg, None, fake_host(tmp_path / "dev"))
+    assert not [f for f in findings if "service is running" in f.text]
+
+
+def test_the_units_state_directory_is_looked_at_without_permission_on_it(tmp_path):
+    """The service's /var/lib/preftable is 0750 preftable: its lock is read from /proc/locks."""
+    from controller.app.doctor import service_in_the_way
+    from controller.store.files import log_dir_holder
+
+    state = tmp_path / "var-lib-preftable"
+    state.mkdir(mode=0o700)
+    st = state.stat()
+    locks = tmp_path / "locks"
+    locks.write_text(f"1: POSIX  ADVISORY  WRITE 99 00:11:22 0 EOF\n"
+                     f"2: FLOCK  ADVISORY  WRITE 4242 {os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:"
+                     f"{st.st_ino} 0 EOF\n")
+    assert log_dir_holder(state, locks) == "4242"
+    assert log_dir_holder(tmp_path / "absent", locks) is None
+    said = service_in_the_way([tmp_path / "logs", state], locks)
+    assert said is not None and "pid 4242" in said and str(state) in said
+    host = fake_host(tmp_path / "dev", service_log_dirs=(state,), locks=locks)
+    cfg = write(tmp_path / "c.toml", f'[log]\ndir = "{tmp_path / "logs"}"\n')
+    assert any("pid 4242" in f.text for f in diagnose(cfg, None, host))

@@ -174,6 +174,11 @@ def doctor(config: HubConfig, doc, settings) -> None:
         doc.add(FAIL, f"hub port {config.port} {problem}",
                 "set hub.port to the hub's serial device (/dev/preftable-hub, or one of ls /dev/serial/by-id/)")
         return
+    if getattr(doc, "service_running", False):
+        from ..findings import WARN
+        doc.add(WARN, f"hub on {config.port}: not asked for its HELLO, the running service holds it",
+                "sudo systemctl stop preftable, then preftable doctor again")
+        return
     check_hello(config, doc, settings)
 
 
