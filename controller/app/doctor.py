@@ -87,6 +87,12 @@ def _module_available(name: str) -> bool:
     return spec is not None
 
 
+def _gpio_library():
+    """Which ``RPi.GPIO`` is installed (:func:`hw.pins.gpio_library`: looked up, not imported)."""
+    from hw.pins import gpio_library
+    return gpio_library()
+
+
 @dataclass
 class Host:
     """What the doctor probes: every part injectable for tests."""
@@ -101,6 +107,7 @@ class Host:
     hello_timeout: float = HELLO_TIMEOUT
     board_model: Callable[[], str | None] = lambda: _board_model()
     service_log_dirs: tuple[Path, ...] = (SERVICE_LOG_DIR,)
+    gpio_library: Callable[[], object] = _gpio_library
     locks: Path = Path("/proc/locks")
 
     def usable(self, st: os.stat_result) -> bool:
@@ -323,9 +330,32 @@ class Doctor:
 
     def check_module(self, module: str, needed_for: str) -> None:
         if self.host.module_available(module):
-            self.add(OK, f"Python module {module} installed (for {needed_for})")
+            if module == "RPi.GPIO":
+                self.check_gpio_library(needed_for)
+            else:
+                self.add(OK, f"Python module {module} installed (for {needed_for})")
         else:
             self.add(FAIL, f"Python module {module} is not installed (needed for {needed_for})", PI_EXTRA)
+
+    def check_gpio_library(self, needed_for: str) -> None:
+        """Which package is ``RPi.GPIO`` here (the original or the rpi-lgpio drop-in), and does it
+        drive this board's pins (the original cannot on a Pi 5)?"""
+        library = self.host.gpio_library()
+        model = self.host.board_model()
+        name = getattr(library, "name", None)
+        if name is None:                         # found by the import system, not as either package
+            self.add(OK, f"Python module RPi.GPIO installed (for {needed_for})")
+            return
+        version = getattr(library, "version", None)
+        what = f"RPi.GPIO is {name}" + (f" {version}" if version else "") + f" (for {needed_for})"
+        problem = library.problem(model) if library is not None else None
+        if problem is not None:
+            text, fix = problem
+            self.add(FAIL, f"{what}: {text}", fix)
+        elif model:
+            self.add(OK, f"{what}: drives the pins of this {model}")
+        else:
+            self.add(OK, what)
 
     # --- groups ---------------------------------------------------------------------------
 

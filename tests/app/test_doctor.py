@@ -364,3 +364,57 @@ def test_the_units_state_directory_is_looked_at_without_permission_on_it(tmp_pat
     host = fake_host(tmp_path / "dev", service_log_dirs=(state,), locks=locks)
     cfg = write(tmp_path / "c.toml", f'[log]\ndir = "{tmp_path / "logs"}"\n')
     assert any("pid 4242" in f.text for f in diagnose(cfg, None, host))
+
+
+# --- which RPi.GPIO, on which board ---------------------------------------------------------
+
+def fake_rpi_package(root: Path, kind: str) -> Path:
+    """An installed ``RPi/GPIO/__init__.py`` as each package writes it (first lines)."""
+    gpio = root / "RPi" / "GPIO"
+    gpio.mkdir(parents=True)
+    (root / "RPi" / "__init__.py").write_text("")
+    if kind == "rpi-lgpio":       # waveform80/rpi-lgpio: RPi/GPIO/__init__.py
+        text = "import os\nimport sys\n\nimport lgpio\n\n# This is *not* the version of rpi-lgpio\nVERSION = '0.7.2'\n"
+    else:                         # RPi.GPIO 0.7.x: the C extension behind a thin package
+        text = "from RPi._GPIO import *\n\nVERSION = '0.7.1'\n"
+    (gpio / "__init__.py").write_text(text)
+    return root
+
+
+@pytest.mark.parametrize("kind, dists, model, level, needle", [
+    ("RPi.GPIO", {"RPi.GPIO": "0.7.1"}, "Raspberry Pi 4 Model B Rev 1.5", OK, "RPi.GPIO is RPi.GPIO 0.7.1"),
+    ("RPi.GPIO", {"RPi.GPIO": "0.7.1"}, "Raspberry Pi 5 Model B Rev 1.0", FAIL, "cannot drive the pins"),
+    ("rpi-lgpio", {"rpi-lgpio": "0.6"}, "Raspberry Pi 5 Model B Rev 1.0", OK, "RPi.GPIO is rpi-lgpio 0.6"),
+    ("rpi-lgpio", {"rpi-lgpio": "0.6"}, "Raspberry Pi 4 Model B Rev 1.5", OK, "drives the pins of this"),
+    ("rpi-lgpio", {"rpi-lgpio": "0.4"}, "Raspberry Pi 5 Model B Rev 1.0", FAIL, "older than the 0.6"),
+    ("rpi-lgpio", {"rpi-lgpio": "0.6", "RPi.GPIO": "0.7.1"}, "Raspberry Pi 5 Model B Rev 1.0", FAIL,
+     "both installed"),
+])
+def test_doctor_says_which_rpi_gpio_is_installed_and_whether_it_drives_this_board(
+        tmp_path, spi_config, kind, dists, model, level, needle):
+    import importlib.metadata
+    import importlib.machinery
+
+    from hw.pins import gpio_library
+
+    root = fake_rpi_package(tmp_path / "site", kind)
+
+    def version(dist):
+        if dist in dists:
+            return dists[dist]
+        raise importlib.metadata.PackageNotFoundError(dist)
+
+    library = gpio_library(lambda name: importlib.machinery.PathFinder.find_spec(name, [str(root)]), version)
+    assert library.name == kind
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    host = fake_host(dev, board_model=lambda: model, gpio_library=lambda: library)
+    [finding] = [f for f in diagnose(spi_config, None, host) if f.text.startswith("RPi.GPIO is")]
+    assert finding.level == level and needle in finding.text, finding.line()
+    if level == FAIL and model.startswith("Raspberry Pi 5") and "older" not in needle:
+        assert "pip uninstall -y RPi.GPIO" in finding.fix and "rpi-lgpio>=0.6" in finding.fix
+
+
+def test_no_rpi_package_at_all(tmp_path):
+    from hw.pins import gpio_library
+    assert gpio_library(lambda name: None, lambda dist: "1").name is None

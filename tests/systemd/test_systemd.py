@@ -217,6 +217,7 @@ def sandbox(tmp_path):
         "STUB_LOG": str(log), "STUB_STATE": str(state),
         "PREFTABLE_PREFIX": str(tmp_path / "opt"), "PREFTABLE_CONF_DIR": str(tmp_path / "etc"),
         "PREFTABLE_UNIT_DIR": str(tmp_path / "units"), "PREFTABLE_UDEV_DIR": str(tmp_path / "udev"),
+        "PREFTABLE_MODEL_FILE": str(tmp_path / "no-device-tree-model"),     # not a Pi: this machine's own
     }
 
     def run(**extra):
@@ -323,3 +324,78 @@ def test_install_script_adds_the_spi1_overlay_once_when_bus_1_is_configured(sand
     config_txt.write_text("dtparam=spi=on\n")
     done, _ = run(PREFTABLE_CONFIG_TXT=str(config_txt))
     assert done.returncode == 0 and "spi1-3cs" not in config_txt.read_text()
+
+
+# --- the board decides the GPIO library ------------------------------------------------------
+
+FAKE_PIP = """#!/bin/sh
+echo "pip $*" >> "$STUB_LOG"
+case "$1" in
+    show) for last; do :; done; [ -e "$STUB_STATE/pkg-$last" ] ;;
+    uninstall) for last; do :; done; rm -f "$STUB_STATE/pkg-$last" ;;
+    install) touch "$(dirname "$0")/preftable"; chmod +x "$(dirname "$0")/preftable" ;;
+esac
+"""
+
+MODELS = {   # /proc/device-tree/model as each board writes it (NUL-terminated)
+    "pi5": b"Raspberry Pi 5 Model B Rev 1.0\0",
+    "pi500": b"Raspberry Pi 500 Rev 1.0\0",
+    "cm5": b"Raspberry Pi Compute Module 5 Rev 1.0\0",
+    "pi4": b"Raspberry Pi 4 Model B Rev 1.5\0",
+}
+
+
+def install_on(sandbox, model: bytes | None, installed=()):
+    """Run install.sh with a fake model file and a fake pip in the venv; the pip calls."""
+    root, run = sandbox
+    venv = root / "opt" / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").write_text("#!/bin/sh\n")
+    (venv / "pip").write_text(FAKE_PIP)
+    for exe in (venv / "python", venv / "pip"):
+        exe.chmod(0o755)
+    for package in installed:
+        (root / "state" / f"pkg-{package}").touch()
+    model_file = root / "model"
+    if model is not None:
+        model_file.write_bytes(model)
+    done, calls = run(PREFTABLE_MODEL_FILE=str(model_file))
+    assert done.returncode == 0, done.stderr
+    return done, [c for c in calls if c.startswith("pip ")]
+
+
+@pytest.mark.parametrize("board", ["pi5", "pi500", "cm5"])
+def test_a_pi_5_gets_rpi_lgpio_and_never_rpi_gpio(sandbox, board):
+    repo = SYSTEMD.parent
+    done, pips = install_on(sandbox, MODELS[board])
+    assert f"pip install --quiet --upgrade {repo}[pi5]" in pips
+    assert "pip install --quiet --upgrade --no-deps rpi-lgpio>=0.6" in pips
+    assert "pip install --quiet --no-deps mfrc522==0.0.7" in pips
+    assert not any(c.endswith("[pi]") for c in pips)
+    assert not [c for c in pips if c.startswith("pip install") and "RPi.GPIO" in c]
+    assert "uninstall" not in " ".join(pips)
+    assert "preftable[pi5]" in done.stdout
+
+
+def test_a_pi_5_upgraded_from_rpi_gpio_loses_it_and_gets_rpi_lgpios_files_back(sandbox):
+    _, pips = install_on(sandbox, MODELS["pi5"], installed=("RPi.GPIO",))
+    assert "pip uninstall --quiet --yes RPi.GPIO" in pips
+    assert "pip install --quiet --upgrade --force-reinstall --no-deps rpi-lgpio>=0.6" in pips
+    assert pips.index("pip uninstall --quiet --yes RPi.GPIO") < pips.index(
+        "pip install --quiet --upgrade --force-reinstall --no-deps rpi-lgpio>=0.6")
+
+
+@pytest.mark.parametrize("model", [MODELS["pi4"], None])
+def test_a_pi_4_or_an_unknown_board_gets_rpi_gpio(sandbox, model):
+    repo = SYSTEMD.parent
+    _, pips = install_on(sandbox, model)
+    assert f"pip install --quiet --upgrade {repo}[pi]" in pips
+    assert not any("lgpio" in c or "[pi5]" in c or "uninstall" in c for c in pips)
+
+
+def test_the_pi5_extra_brings_no_rpi_gpio():
+    import tomllib
+    extras = tomllib.loads((SYSTEMD.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = [re.split(r"[<>=!~ ;\[]", dep)[0].lower() for dep in extras["pi5"]]
+    assert "rpi.gpio" not in names and "mfrc522" not in names      # mfrc522 0.0.7 requires RPi.GPIO
+    assert "rpi-lgpio>=0.6" in extras["pi5"]
