@@ -45,8 +45,8 @@ HINT_INSTALL = ("install it on the Pi with pip install 'preftable[pi]' (on a Ras
 HINT_ACCESS = ("no access to /dev/gpiomem: add the user to the gpio group "
                "(sudo usermod -aG gpio $USER, then log in again) or run as root")
 HINT_ACCESS_IN_GROUP = ("no access to /dev/gpiomem although the user is in the gpio group: under systemd the "
-                        "unit must allow the device by its /proc/devices name (DeviceAllow=char-rpi-gpiomem rw "
-                        "on bookworm, char-bcm2835-gpiomem before; see systemctl cat preftable), else check "
+                        "unit must allow the device by its /proc/devices name (DeviceAllow=char-*gpiomem* rw "
+                        "covers rpi-gpiomem, bcm2835-gpiomem and rp1-gpiomem; see systemctl cat preftable), else check "
                         "that /dev/gpiomem exists")
 HINT_NOT_PI = f"this is not a Raspberry Pi: set {ENV_VAR}=mock to simulate the pins"
 LGPIO_MINIMUM = (0, 6)          # the rpi-lgpio pyproject.toml's [pi5] extra asks for
