@@ -259,6 +259,8 @@ class PinFactory:
         self._lock = threading.RLock()
         self._owners: dict[int, str] = {}
         self._set_up: set[int] = set()
+        self._shared: dict[int, str] = {}          # pin -> the line's name, for pins several owners hold
+        self._holders: dict[int, set[str]] = {}    # shared pin -> who holds it now
         mode = self._call(None, None, gpio.getmode)
         if mode is None:
             self._call(None, None, gpio.setmode, gpio.BCM)
@@ -267,10 +269,33 @@ class PinFactory:
                                 "build the pin factory before any other GPIO user")
 
     # ----- reservations -----------------------------------------------------------------
+    def share(self, pin: int, line: str) -> None:
+        """Declare ``pin`` one line that several owners hold at once (readers on one reset line):
+        each may reserve and set it up; it is cleaned up when the last lets go, and while more
+        than one holds it, it is never driven LOW (that would reset the neighbours too)."""
+        check_pin(pin, line)
+        with self._lock:
+            holder = self._owners.get(pin)
+            if holder is not None and pin not in self._shared:
+                raise PinInUse(f"GPIO{pin} is already in use by {holder} (asked to be shared as {line})")
+            self._shared[pin] = line
+            self._holders.setdefault(pin, set())
+
+    def holders(self, pin: int) -> frozenset[str]:
+        """Who holds a shared ``pin`` now (empty for a pin that is not shared)."""
+        with self._lock:
+            return frozenset(self._holders.get(pin, ()))
+
     def reserve(self, pin: int, owner: str) -> int:
-        """Reserve ``pin`` for ``owner``; :class:`PinInUse` if someone holds it."""
+        """Reserve ``pin`` for ``owner``; :class:`PinInUse` if someone holds it (a shared line:
+        another of its holders joins)."""
         check_pin(pin, owner)
         with self._lock:
+            if pin in self._shared:
+                self._holders[pin].add(owner)
+                self._owners[pin] = self._shared[pin]
+                log.debug("GPIO%d (%s) held by %s too", pin, self._shared[pin], owner)
+                return pin
             holder = self._owners.get(pin)
             if holder is not None:
                 raise PinInUse(f"GPIO{pin} is already in use by {holder} (asked for by {owner})")
@@ -278,9 +303,13 @@ class PinFactory:
         log.debug("GPIO%d reserved by %s", pin, owner)
         return pin
 
-    def release(self, pin: int) -> None:
-        """Forget the reservation of ``pin`` (no-op if not reserved)."""
+    def release(self, pin: int, owner: str | None = None) -> None:
+        """Forget the reservation of ``pin`` (no-op if not reserved); of a shared line, ``owner``'s."""
         with self._lock:
+            if pin in self._shared and owner is not None:
+                self._holders[pin].discard(owner)
+                if self._holders[pin]:
+                    return
             self._owners.pop(pin, None)
 
     def owner(self, pin: int) -> str | None:
@@ -326,6 +355,8 @@ class PinFactory:
             pins = sorted(self._set_up)
             self._set_up.clear()
             self._owners.clear()
+            self._shared.clear()
+            self._holders.clear()
         if pins:
             self._call(None, None, self.gpio.cleanup, pins)
             log.debug("cleaned up GPIO %s", pins)
@@ -342,13 +373,22 @@ class PinFactory:
         with self._lock:
             self._set_up.add(pin)
 
-    def _free(self, pin: int) -> None:
+    def _free(self, pin: int, owner: str | None = None) -> None:
         with self._lock:
+            if pin in self._shared and owner is not None:
+                self._holders[pin].discard(owner)
+                if self._holders[pin]:
+                    return                      # the others still hold the line up
             was_set_up = pin in self._set_up
             self._set_up.discard(pin)
             self._owners.pop(pin, None)
         if was_set_up:
             self._call(pin, None, self.gpio.cleanup, pin)
+
+    def _holds_up(self, pin: int, owner: str) -> bool:
+        """Whether ``pin`` is a shared line someone besides ``owner`` holds."""
+        with self._lock:
+            return bool(self._holders.get(pin, set()) - {owner})
 
     def _call(self, pin: int | None, owner: str | None, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
@@ -385,7 +425,7 @@ class ScopedGPIO:
             except BaseException:
                 for done in new[:new.index(c)]:
                     self._mine.discard(done)
-                    self._factory.release(done)
+                    self._factory.release(done, self._owner)
                 raise
             self._mine.add(c)
         try:
@@ -394,7 +434,7 @@ class ScopedGPIO:
         except BaseException:
             for c in new:
                 self._mine.discard(c)
-                self._factory.release(c)
+                self._factory.release(c, self._owner)
             raise
 
     def output(self, channel: int | Iterable[int], value: Any) -> None:
@@ -403,6 +443,12 @@ class ScopedGPIO:
             if c not in self._mine and self._factory.owner(c) is not None:
                 raise PinInUse(f"GPIO{c} is in use by {self._factory.owner(c)} "
                                f"(written to by {self._owner})")
+        if not value and any(self._factory._holds_up(c, self._owner) for c in channels):
+            # a reset pulse on a shared reset line would reset every reader on it mid-deal (their
+            # cards would read as lifted): the line stays up; the reader's init soft-resets it
+            log.debug("GPIO%s held HIGH: shared with %s", channels, sorted(
+                set().union(*(self._factory.holders(c) for c in channels)) - {self._owner}))
+            return
         self._factory.gpio.output(channel, value)
 
     def cleanup(self, channel: int | Iterable[int] | None = None) -> None:
@@ -413,7 +459,7 @@ class ScopedGPIO:
         for c in channels:
             if c in self._mine:
                 self._mine.discard(c)
-                self._factory._free(c)
+                self._factory._free(c, self._owner)
 
 
 class MockFactory(PinFactory):

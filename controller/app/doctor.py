@@ -209,6 +209,7 @@ class Doctor:
         self.service_running = problem is not None
         if problem is not None:
             self.add(WARN, problem, f"{STOP_SERVICE} before preftable doctor --live or preftable enroll")
+        self.check_pins(settings)
         from . import backends
         backends.run_doctor(settings, self)      # each backend and output checks its own section
         self.check_groups()
@@ -291,6 +292,17 @@ class Doctor:
             self.add(OK, f"log dir {path}: will be created (in {parent})")
         else:
             self.add(FAIL, f"log dir {path}: does not exist and cannot be created ({parent} is not writable)", fix)
+
+    def check_pins(self, settings) -> None:
+        """A GPIO of the config on a pin another interface owns (I2C, the UART, the HAT EEPROM)."""
+        from hw.header import HEADER_PIN, OTHER_USERS
+
+        for owner, pin in config_pins(settings):
+            user = OTHER_USERS.get(pin)
+            if user is not None:
+                self.add(WARN, f"{owner}: GPIO{pin} (header pin {HEADER_PIN[pin]}) is {user}",
+                         "move it to a free GPIO (4, 5, 6, 12, 13, 22-27 are free with both SPI buses on; "
+                         "see preftable doctor --wiring)")
 
     # --- devices -----------------------------------------------------------------------
 
@@ -392,6 +404,18 @@ class Doctor:
                 self.add(WARN, f"user {host.user} is not in group {group}, which usually owns {paths}", fix)
 
 
+def config_pins(settings) -> list[tuple[str, int]]:
+    """Every GPIO the config claims, with the key that claims it (each shared reset line once)."""
+    from . import backends
+
+    found = []
+    for name, mod in backends.section_modules(present=settings.present, backend=settings.backend).items():
+        pins = getattr(mod, "pins", None)
+        if pins is not None:
+            found += pins(settings.section(name))
+    return found
+
+
 def url_problem(url: str) -> str | None:
     """Why ``url`` is not a pyserial URL that can work (None: it looks valid)."""
     import serial
@@ -458,12 +482,13 @@ def live_check(settings, out, *, backend=None, factory=None, step_s: float = 30.
 
     spi, gpio = settings.section("spi"), settings.section("gpio")
     factory = factory if factory is not None else pin_factory(settings)
-    spi, gpio = settings.section("spi"), settings.section("gpio")
     backend = backend if backend is not None else default_backend(factory)
     pins = factory if factory is not None else backend.pins()
     readers, owned, check = [], [], None
     try:
         if settings.backend == "spi":
+            from .backends.spi import share_reset_lines
+            share_reset_lines(spi, pins)
             wiring = [(r.bus, r.device, r.reset_pin) for r in spi.readers]
             readers = list(zip((r.zone for r in spi.readers),
                                open_readers(wiring, spd=spi.speed_hz, backend=backend, factory=pins)))
