@@ -452,6 +452,8 @@ def cmd_doctor(args: argparse.Namespace, *, host: Host | None = None, stream=Non
     """``preftable doctor``: print the findings; 1 if any FAIL.  ``--live``: then the hands-on
     check of the readers, LEDs and buttons (docs/hardware-test.md)."""
     out = stream or sys.stdout
+    if getattr(args, "wiring", False) or getattr(args, "svg", None):
+        return print_wiring(args, out)
     if getattr(args, "live", False):
         from .settings import load_settings
         try:
@@ -470,6 +472,28 @@ def cmd_doctor(args: argparse.Namespace, *, host: Host | None = None, stream=Non
         from .settings import load_settings
 
         return live_check(load_settings(args.config), out, step_s=args.step_s)
+    return 0
+
+
+def print_wiring(args: argparse.Namespace, out) -> int:
+    """``doctor --wiring [--svg FILE]``: the config's wiring to the header, nothing probed."""
+    from . import wiring
+    from .settings import load_settings
+
+    if args.config is None:
+        raise ConfigError("--wiring: give the table's config with --config (its [spi] readers and [gpio] pins)")
+    settings = load_settings(args.config)
+    if args.svg:
+        try:
+            Path(args.svg).write_text(wiring.svg(settings, f"preftable: {args.config} on the Raspberry Pi header "
+                                                           "(pin 1 at the SD-card end)"), encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--svg {args.svg}: cannot write it: {exc.strerror or exc}") from None
+    if args.wiring or not args.svg:
+        out.write(wiring.markdown(settings))
+    else:
+        out.write(f"wrote {args.svg}\n")
+    out.flush()
     return 0
 
 
@@ -524,6 +548,10 @@ def add_doctor(sub) -> None:
                         "removal, LEDs and buttons one by one (docs/hardware-test.md)")
     p.add_argument("--step-s", type=float, default=30.0, dest="step_s",
                    help="--live: seconds to wait for each thing asked (default 30)")
+    p.add_argument("--wiring", action="store_true",
+                   help="print where every RC522 pin, LED, buzzer and button of the config goes on the Pi's "
+                        "40-pin header (Markdown tables), and check nothing")
+    p.add_argument("--svg", metavar="FILE", help="draw that wiring on the header as an SVG file")
     p.set_defaults(func=cmd_doctor)
 
 

@@ -168,3 +168,62 @@ def test_the_spi_source_of_run_opens_five_readers_on_one_reset_line():
         assert all(reader.configured for _, reader in source.readers)     # read back at start, before the scan
     finally:
         source.stop()
+
+
+# --- the wiring, generated from the config: the guide and the drawing ------------------------
+
+GUIDE = ROOT / "docs" / "hardware-test.md"
+
+
+def test_the_guides_wiring_tables_are_what_doctor_prints_for_the_shipped_maps():
+    from controller.app import wiring
+
+    blocks = re.findall(r"<!-- wiring: (\S+) -->\n(.*?)\n<!-- end wiring -->", GUIDE.read_text(), re.S)
+    assert {path for path, _ in blocks} == {"controller/examples/config-3players.toml",
+                                            "controller/examples/config-4players.toml"}
+    for path, block in blocks:
+        assert block.strip() == wiring.markdown(load_settings(ROOT / path)).strip(), \
+            f"docs/hardware-test.md disagrees with preftable doctor --wiring --config {path}"
+
+
+def test_every_rc522_pin_goes_to_the_right_header_pin():
+    from controller.app.wiring import reader_wires
+
+    wires = {(w.part.split()[0], w.part_pin): w for w in
+             reader_wires(load_settings(ROOT / "controller" / "examples" / "config-4players.toml"))}
+    assert wires[("seat1", "SDA")].header == 24 and wires[("seat2", "SDA")].header == 26       # CE0, CE1
+    assert wires[("prikup", "SDA")].header == 36                                              # bus 1 CE2
+    assert {wires[(z, "SCK")].header for z in ("seat3", "seat4", "prikup")} == {40}
+    assert {wires[(z, "MISO")].header for z in ("seat1", "seat2")} == {21}
+    assert {wires[(z, "RST")].header for z in ("seat1", "seat2", "seat3", "seat4", "prikup")} == {22}
+    assert {w.header for (z, p), w in wires.items() if p == "3.3V"} <= {1, 17}
+    assert {w.header for (z, p), w in wires.items() if p == "GND"} <= {6, 9, 14, 20, 25, 30, 34, 39}
+    assert wires[("seat1", "IRQ")].header is None
+
+
+def test_doctor_wiring_prints_it_and_draws_it(tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+
+    from controller.app import cli, wiring
+
+    cfg = ROOT / "controller" / "examples" / "config-4players.toml"
+    drawing = tmp_path / "wiring.svg"
+    assert cli.main(["doctor", "--wiring", "--config", str(cfg), "--svg", str(drawing)]) == 0
+    assert capsys.readouterr().out == wiring.markdown(load_settings(cfg))
+    texts = [t.text for t in ET.parse(drawing).getroot().iter("{http://www.w3.org/2000/svg}text")]
+    assert "GPIO25: RST seat1, seat2, seat3, seat4, prikup" in texts
+    assert "GPIO16: SDA prikup" in texts and "GPIO12: buzzer (active)" in texts
+    assert cli.main(["doctor", "--wiring"]) == 2
+    assert "--config" in capsys.readouterr().err
+    assert cli.main(["doctor", "--svg", str(tmp_path / "no" / "x.svg"), "--config", str(cfg)]) == 2
+    assert "cannot write it" in capsys.readouterr().err
+
+
+def test_the_guide_stops_the_service_first_and_covers_the_build():
+    text = GUIDE.read_text()
+    stop = text.index("sudo systemctl stop preftable")
+    assert stop < text.index("preftable doctor --live --config") and stop < text.index("preftable enroll --config")
+    assert text.index("## 5. Enrol the deck") < text.index("sudo systemctl start preftable")
+    for heading in ("### The 3.3 V budget", "### Antennas and cross-talk", "### SPI cable length and bus speed",
+                    "### Clone boards that do not release MISO", "### The buzzer: an active one, on the Pi"):
+        assert heading in text
