@@ -8,8 +8,8 @@
 # preftable[pi] installed from REPO_DIR (default: this checkout; preftable[pi5] with
 # rpi-lgpio instead of RPi.GPIO on a Raspberry Pi 5, by /proc/device-tree/model), a config
 # skeleton in /etc/preftable (an existing config is never overwritten), the
-# systemd unit and the udev rule of the hub, then enables and starts the
-# service.  PREFTABLE_PREFIX, PREFTABLE_CONF_DIR, PREFTABLE_UNIT_DIR and
+# systemd unit and the udev rule of the hub, then enables the service and starts it
+# once the config's deck (/etc/preftable/deck.toml) has been enrolled.  PREFTABLE_PREFIX, PREFTABLE_CONF_DIR, PREFTABLE_UNIT_DIR and
 # PREFTABLE_UDEV_DIR move the install (for staging images); PREFTABLE_MODEL_FILE names
 # the board's model file (default /proc/device-tree/model); PREFTABLE_SKIP_APT=1
 # skips the apt-get step.
@@ -155,8 +155,17 @@ if grep -Eq '^[^#]*\bbus[[:space:]]*=[[:space:]]*1\b' "$conf_dir/config.toml"; t
     fi
 fi
 
-# 6. Start (or restart, on an upgrade).
+# 6. Start (or restart, on an upgrade) -- once there is a deck: without one the service
+# refuses to start (every card would be an unknown tag) and systemd would retry it for ever.
 systemctl daemon-reload
+deck=$conf_dir/deck.toml
+if [[ ! -e $deck ]] && grep -Eq '^[[:space:]]*deck[[:space:]]*=[[:space:]]*"deck\.toml"' "$conf_dir/config.toml"; then
+    systemctl enable "$service"
+    say "enabled $service; it starts once the deck is enrolled (docs/hardware-test.md):"
+    say "  sudo $prefix/venv/bin/preftable enroll --config $conf_dir/config.toml"
+    say "  sudo systemctl start preftable"
+    exit 0
+fi
 was_active=0
 systemctl --quiet is-active "$service" && was_active=1
 systemctl enable --now "$service"

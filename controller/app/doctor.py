@@ -1,9 +1,14 @@
 """``preftable doctor``: checks the config, the deck, the ports, SPI, GPIO and
 permissions, and says what to fix, one line per finding::
 
-    ok   config /etc/preftable.toml: readers hub, display hub
-    warn no deck file given (--deck): every tag will be an unknown tag
-    FAIL /dev/spidev1.0: no such device — fix: add dtoverlay=spi1-3cs to /boot/firmware/config.txt and reboot
+    ok   config /etc/preftable/config.toml: readers spi, display terminal, 4 players
+    warn deck /etc/preftable/deck.toml ([table] deck): not enrolled yet; ... — fix: enrol the cards: ...
+    FAIL SPI reader seat3 /dev/spidev1.0: no such device — fix: add dtoverlay=spi1-3cs to ... and reboot
+    FAIL RPi.GPIO is RPi.GPIO 0.7.1 (for the GPIO pins): cannot drive the pins of a Raspberry Pi 5 ...
+
+``--live`` then checks the readers, LEDs and buttons by hand (never while the service holds
+them: its lock on the log dir is looked at first), and ``--wiring`` prints where every wire of
+the config goes on the header (:mod:`controller.app.wiring`).
 
 Everything the doctor probes on the machine goes through a :class:`Host`
 (the ``/dev`` directory, the user's id and groups, the group database, which

@@ -244,9 +244,16 @@ def test_install_script_installs_once_and_is_idempotent(sandbox):
     assert (root / "udev" / "99-preftable-hub.rules").read_text() == RULES.read_text()
     config = root / "etc" / "config.toml"
     assert "[table]" in config.read_text()
+    # the skeleton names deck.toml, not enrolled yet: enabled, not started (it would refuse and loop)
     order = [c for c in calls if c.startswith(("systemctl daemon-reload", "systemctl enable", "udevadm control"))]
-    assert order == ["udevadm control --reload", "systemctl daemon-reload", "systemctl enable --now preftable.service"]
-    assert "done: preftable.service is running" in first.stdout
+    assert order == ["udevadm control --reload", "systemctl daemon-reload", "systemctl enable preftable.service"]
+    assert f"preftable enroll --config {config}" in first.stdout and "sudo systemctl start preftable" in first.stdout
+
+    (root / "etc" / "deck.toml").write_text("[cards]\n")
+    started, calls = run()
+    assert started.returncode == 0, started.stderr
+    assert "systemctl enable --now preftable.service" in calls
+    assert "done: preftable.service is running" in started.stdout
 
     config.write_text("# the players' own config\n")
     second, calls = run()
