@@ -418,3 +418,23 @@ def test_doctor_says_which_rpi_gpio_is_installed_and_whether_it_drives_this_boar
 def test_no_rpi_package_at_all(tmp_path):
     from hw.pins import gpio_library
     assert gpio_library(lambda name: None, lambda dist: "1").name is None
+
+
+def test_plain_doctor_does_not_ask_a_hub_the_service_holds_for_its_hello(tmp_path):
+    import pty
+
+    from controller.store.files import LogDirLock
+
+    master, slave = pty.openpty()
+    logs = tmp_path / "state"
+    cfg = write(tmp_path / "hub.toml", f'[readers]\nbackend = "hub"\n[hub]\nport = "{os.ttyname(slave)}"\n'
+                                       f'[log]\ndir = "{logs}"\n')
+    lock = LogDirLock(logs).acquire()
+    try:
+        findings = diagnose(cfg, None, fake_host(tmp_path / "dev", uid=0, hello_timeout=30.0))
+    finally:
+        lock.release()
+        os.close(master)
+        os.close(slave)
+    [skipped] = [f for f in findings if "HELLO" in f.text]
+    assert skipped.level == WARN and "the running service holds it" in skipped.text
