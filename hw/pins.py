@@ -18,10 +18,14 @@ pins with a warning.  Pins are BCM GPIO numbers 0-27.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import importlib.util
 import logging
 import os
+import re
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping
 
 from controller.core.errors import ConfigError, HardwareError, PinInUse, PreftableError
@@ -35,18 +39,99 @@ ENV_VAR = "PREFTABLE_PIN_FACTORY"
 GPIOMEM = "/dev/gpiomem"
 FACTORY_NAMES = ("rpigpio", "mock")
 
-HINT_INSTALL = ("install it on the Pi with pip install 'preftable[pi]' ('preftable[pi5]' on a Raspberry Pi 5), "
+HINT_INSTALL = ("install it on the Pi with pip install 'preftable[pi]' (on a Raspberry Pi 5 'preftable[pi5]' "
+                "and pip install --no-deps mfrc522==0.0.7, as systemd/install.sh does), "
                 f"or set {ENV_VAR}=mock to simulate the pins")
 HINT_ACCESS = ("no access to /dev/gpiomem: add the user to the gpio group "
                "(sudo usermod -aG gpio $USER, then log in again) or run as root")
 HINT_ACCESS_IN_GROUP = ("no access to /dev/gpiomem although the user is in the gpio group: under systemd the "
-                        "unit must allow the device by its /proc/devices name (DeviceAllow=char-rpi-gpiomem rw "
-                        "on bookworm, char-bcm2835-gpiomem before; see systemctl cat preftable), else check "
+                        "unit must allow the device by its /proc/devices name (DeviceAllow=char-*gpiomem* rw "
+                        "covers rpi-gpiomem, bcm2835-gpiomem and rp1-gpiomem; see systemctl cat preftable), else check "
                         "that /dev/gpiomem exists")
 HINT_NOT_PI = f"this is not a Raspberry Pi: set {ENV_VAR}=mock to simulate the pins"
-HINT_PI5 = ("RPi.GPIO cannot drive a Raspberry Pi 5's pins: install the lgpio drop-in instead "
-            "(pip uninstall RPi.GPIO; pip install rpi-lgpio, or pip install 'preftable[pi5]')")
+LGPIO_MINIMUM = (0, 6)          # the rpi-lgpio pyproject.toml's [pi5] extra asks for
+PI5_FIX = "pip uninstall -y RPi.GPIO; pip install --force-reinstall 'rpi-lgpio>=0.6'"
+HINT_PI5 = f"RPi.GPIO cannot drive a Raspberry Pi 5's pins: install the lgpio drop-in instead ({PI5_FIX})"
 MODEL_FILES = ("/proc/device-tree/model", "/sys/firmware/devicetree/base/model")
+# Boards with the BCM2712 and its RP1 I/O chip, whose pins RPi.GPIO cannot reach.
+PI5_MODELS = ("Raspberry Pi 5", "Raspberry Pi Compute Module 5")     # "Raspberry Pi 500" too
+
+
+def is_pi5(model: str | None) -> bool:
+    """Whether the device tree's model is a BCM2712 board (Pi 5, Pi 500, CM5)."""
+    return model is not None and model.startswith(PI5_MODELS)
+
+
+@dataclass(frozen=True)
+class GpioLibrary:
+    """Which package answers ``import RPi.GPIO`` -- found on disk, never imported (importing the
+    original on a Pi 5 fails, and either one touches the pins).
+
+    RPi.GPIO and rpi-lgpio both install ``RPi/GPIO``: the original's ``__init__`` loads its C part
+    (``RPi._GPIO``), rpi-lgpio's imports ``lgpio``.  With both installed the one installed last
+    owns the files and uninstalling either breaks the other."""
+
+    name: str | None                # "RPi.GPIO" | "rpi-lgpio" | None: not installed
+    version: str | None = None      # of the distribution that provides it
+    path: str | None = None
+    both: bool = False
+
+    def problem(self, model: str | None) -> tuple[str, str] | None:
+        """(what is wrong, the fix) on the board ``model``, or None when it drives its pins."""
+        if self.name is None:
+            return None
+        if self.both:
+            return ("RPi.GPIO and rpi-lgpio are both installed and write the same RPi/GPIO files "
+                    f"(now: {self.name})", PI5_FIX if is_pi5(model) else
+                    "pip uninstall -y rpi-lgpio; pip install --force-reinstall RPi.GPIO")
+        if self.name == "RPi.GPIO" and is_pi5(model):
+            return (f"RPi.GPIO {self.version or ''} cannot drive the pins of a {model} (RP1): it stops with "
+                    "\"Cannot determine SOC peripheral base address\"", PI5_FIX)
+        if self.name == "rpi-lgpio" and _version_tuple(self.version) < LGPIO_MINIMUM:
+            return (f"rpi-lgpio {self.version} is older than the 0.6 preftable asks for",
+                    "pip install --upgrade 'rpi-lgpio>=0.6'")
+        return None
+
+
+def _version_tuple(text: str | None) -> tuple[int, ...]:
+    parts = []
+    for part in (text or "0").split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+def gpio_library(find_spec: Callable[[str], Any] = importlib.util.find_spec,
+                 version: Callable[[str], str] = importlib.metadata.version) -> GpioLibrary:
+    """The ``RPi.GPIO`` installed here, by the text of its ``RPi/GPIO`` module (not imported)."""
+    def installed(dist: str) -> str | None:
+        try:
+            return version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    spec = find_spec("RPi")
+    found = None
+    for folder in getattr(spec, "submodule_search_locations", None) or ():
+        for candidate in (os.path.join(folder, "GPIO", "__init__.py"), os.path.join(folder, "GPIO.py")):
+            if os.path.isfile(candidate):
+                found = candidate
+                break
+        if found:
+            break
+    original, lgpio = installed("RPi.GPIO"), installed("rpi-lgpio")
+    if found is None:
+        return GpioLibrary(None)
+    try:
+        with open(found, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        text = ""
+    name = "rpi-lgpio" if re.search(r"^\s*import lgpio\b", text, re.M) else "RPi.GPIO"
+    return GpioLibrary(name, lgpio if name == "rpi-lgpio" else original, found,
+                       both=original is not None and lgpio is not None)
 
 
 def board_model(paths: Iterable[str] = MODEL_FILES) -> str | None:
@@ -174,6 +259,8 @@ class PinFactory:
         self._lock = threading.RLock()
         self._owners: dict[int, str] = {}
         self._set_up: set[int] = set()
+        self._shared: dict[int, str] = {}          # pin -> the line's name, for pins several owners hold
+        self._holders: dict[int, set[str]] = {}    # shared pin -> who holds it now
         mode = self._call(None, None, gpio.getmode)
         if mode is None:
             self._call(None, None, gpio.setmode, gpio.BCM)
@@ -182,10 +269,33 @@ class PinFactory:
                                 "build the pin factory before any other GPIO user")
 
     # ----- reservations -----------------------------------------------------------------
+    def share(self, pin: int, line: str) -> None:
+        """Declare ``pin`` one line that several owners hold at once (readers on one reset line):
+        each may reserve and set it up; it is cleaned up when the last lets go, and while more
+        than one holds it, it is never driven LOW (that would reset the neighbours too)."""
+        check_pin(pin, line)
+        with self._lock:
+            holder = self._owners.get(pin)
+            if holder is not None and pin not in self._shared:
+                raise PinInUse(f"GPIO{pin} is already in use by {holder} (asked to be shared as {line})")
+            self._shared[pin] = line
+            self._holders.setdefault(pin, set())
+
+    def holders(self, pin: int) -> frozenset[str]:
+        """Who holds a shared ``pin`` now (empty for a pin that is not shared)."""
+        with self._lock:
+            return frozenset(self._holders.get(pin, ()))
+
     def reserve(self, pin: int, owner: str) -> int:
-        """Reserve ``pin`` for ``owner``; :class:`PinInUse` if someone holds it."""
+        """Reserve ``pin`` for ``owner``; :class:`PinInUse` if someone holds it (a shared line:
+        another of its holders joins)."""
         check_pin(pin, owner)
         with self._lock:
+            if pin in self._shared:
+                self._holders[pin].add(owner)
+                self._owners[pin] = self._shared[pin]
+                log.debug("GPIO%d (%s) held by %s too", pin, self._shared[pin], owner)
+                return pin
             holder = self._owners.get(pin)
             if holder is not None:
                 raise PinInUse(f"GPIO{pin} is already in use by {holder} (asked for by {owner})")
@@ -193,9 +303,13 @@ class PinFactory:
         log.debug("GPIO%d reserved by %s", pin, owner)
         return pin
 
-    def release(self, pin: int) -> None:
-        """Forget the reservation of ``pin`` (no-op if not reserved)."""
+    def release(self, pin: int, owner: str | None = None) -> None:
+        """Forget the reservation of ``pin`` (no-op if not reserved); of a shared line, ``owner``'s."""
         with self._lock:
+            if pin in self._shared and owner is not None:
+                self._holders[pin].discard(owner)
+                if self._holders[pin]:
+                    return
             self._owners.pop(pin, None)
 
     def owner(self, pin: int) -> str | None:
@@ -241,6 +355,8 @@ class PinFactory:
             pins = sorted(self._set_up)
             self._set_up.clear()
             self._owners.clear()
+            self._shared.clear()
+            self._holders.clear()
         if pins:
             self._call(None, None, self.gpio.cleanup, pins)
             log.debug("cleaned up GPIO %s", pins)
@@ -257,13 +373,22 @@ class PinFactory:
         with self._lock:
             self._set_up.add(pin)
 
-    def _free(self, pin: int) -> None:
+    def _free(self, pin: int, owner: str | None = None) -> None:
         with self._lock:
+            if pin in self._shared and owner is not None:
+                self._holders[pin].discard(owner)
+                if self._holders[pin]:
+                    return                      # the others still hold the line up
             was_set_up = pin in self._set_up
             self._set_up.discard(pin)
             self._owners.pop(pin, None)
         if was_set_up:
             self._call(pin, None, self.gpio.cleanup, pin)
+
+    def _holds_up(self, pin: int, owner: str) -> bool:
+        """Whether ``pin`` is a shared line someone besides ``owner`` holds."""
+        with self._lock:
+            return bool(self._holders.get(pin, set()) - {owner})
 
     def _call(self, pin: int | None, owner: str | None, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         try:
@@ -300,7 +425,7 @@ class ScopedGPIO:
             except BaseException:
                 for done in new[:new.index(c)]:
                     self._mine.discard(done)
-                    self._factory.release(done)
+                    self._factory.release(done, self._owner)
                 raise
             self._mine.add(c)
         try:
@@ -309,7 +434,7 @@ class ScopedGPIO:
         except BaseException:
             for c in new:
                 self._mine.discard(c)
-                self._factory.release(c)
+                self._factory.release(c, self._owner)
             raise
 
     def output(self, channel: int | Iterable[int], value: Any) -> None:
@@ -318,6 +443,12 @@ class ScopedGPIO:
             if c not in self._mine and self._factory.owner(c) is not None:
                 raise PinInUse(f"GPIO{c} is in use by {self._factory.owner(c)} "
                                f"(written to by {self._owner})")
+        if not value and any(self._factory._holds_up(c, self._owner) for c in channels):
+            # a reset pulse on a shared reset line would reset every reader on it mid-deal (their
+            # cards would read as lifted): the line stays up; the reader's init soft-resets it
+            log.debug("GPIO%s held HIGH: shared with %s", channels, sorted(
+                set().union(*(self._factory.holders(c) for c in channels)) - {self._owner}))
+            return
         self._factory.gpio.output(channel, value)
 
     def cleanup(self, channel: int | Iterable[int] | None = None) -> None:
@@ -328,7 +459,7 @@ class ScopedGPIO:
         for c in channels:
             if c in self._mine:
                 self._mine.discard(c)
-                self._factory._free(c)
+                self._factory._free(c, self._owner)
 
 
 class MockFactory(PinFactory):
@@ -383,5 +514,5 @@ def default_factory(name: str | None = None, *, environ: Mapping[str, str] | Non
     return RPiGPIOFactory() if key == "rpigpio" else MockFactory(clock=clock)
 
 
-__all__ = ["BCM_PINS", "ENV_VAR", "InvalidPin", "check_pin", "explain", "OutputPin", "InputPin",
+__all__ = ["BCM_PINS", "ENV_VAR", "GpioLibrary", "gpio_library", "is_pi5", "InvalidPin", "check_pin", "explain", "OutputPin", "InputPin",
            "PinFactory", "ScopedGPIO", "MockFactory", "RPiGPIOFactory", "default_factory"]

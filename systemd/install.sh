@@ -5,11 +5,13 @@
 #
 # Idempotent: run it again after `git pull` to upgrade.  It creates the system
 # user `preftable` (groups spi, gpio, dialout), a venv in /opt/preftable with
-# preftable[pi] installed from REPO_DIR (default: this checkout), a config
+# preftable[pi] installed from REPO_DIR (default: this checkout; preftable[pi5] with
+# rpi-lgpio instead of RPi.GPIO on a Raspberry Pi 5, by /proc/device-tree/model), a config
 # skeleton in /etc/preftable (an existing config is never overwritten), the
-# systemd unit and the udev rule of the hub, then enables and starts the
-# service.  PREFTABLE_PREFIX, PREFTABLE_CONF_DIR, PREFTABLE_UNIT_DIR and
-# PREFTABLE_UDEV_DIR move the install (for staging images); PREFTABLE_SKIP_APT=1
+# systemd unit and the udev rule of the hub, then enables the service and starts it
+# once the config's deck (/etc/preftable/deck.toml) has been enrolled.  PREFTABLE_PREFIX, PREFTABLE_CONF_DIR, PREFTABLE_UNIT_DIR and
+# PREFTABLE_UDEV_DIR move the install (for staging images); PREFTABLE_MODEL_FILE names
+# the board's model file (default /proc/device-tree/model); PREFTABLE_SKIP_APT=1
 # skips the apt-get step.
 set -euo pipefail
 
@@ -66,10 +68,37 @@ if [[ ! -x $prefix/venv/bin/python ]]; then
     mkdir -p "$prefix"
     python3 -m venv "$prefix/venv"
 fi
-say "installing preftable[pi] from $repo into $prefix/venv"
-"$prefix/venv/bin/pip" install --quiet --upgrade pip
-"$prefix/venv/bin/pip" install --quiet --upgrade "${repo}[pi]" \
-    || die "pip could not install ${repo}[pi] (see the messages above)"
+# The board decides the GPIO library.  RPi.GPIO cannot drive a Pi 5's pins (its RP1 chip):
+# there the rpi-lgpio drop-in provides the same "RPi.GPIO" module.  Both packages write the
+# same RPi/GPIO files, so RPi.GPIO must never be installed beside it: the [pi5] extra leaves
+# out mfrc522 (whose only dependency is RPi.GPIO), installed here without its dependencies.
+model_file=${PREFTABLE_MODEL_FILE:-/proc/device-tree/model}
+model=$(tr -d '\0' <"$model_file" 2>/dev/null || true)
+case $model in
+    "Raspberry Pi 5"* | "Raspberry Pi Compute Module 5"*) extra=pi5 ;;   # also the Pi 500
+    *) extra=pi ;;
+esac
+pip=("$prefix/venv/bin/pip")
+say "installing preftable[$extra] from $repo into $prefix/venv (board: ${model:-unknown})"
+"${pip[@]}" install --quiet --upgrade pip
+if [[ $extra == pi5 ]]; then
+    if "${pip[@]}" show --quiet RPi.GPIO >/dev/null 2>&1; then
+        say "removing RPi.GPIO (it cannot drive a Pi 5 and overwrites rpi-lgpio's files)"
+        "${pip[@]}" uninstall --quiet --yes RPi.GPIO || die "pip could not uninstall RPi.GPIO"
+        reinstall=(--force-reinstall)      # the uninstall took the files the two share
+    else
+        reinstall=()
+    fi
+    "${pip[@]}" install --quiet --upgrade "${repo}[pi5]" \
+        || die "pip could not install ${repo}[pi5] (see the messages above)"
+    "${pip[@]}" install --quiet --upgrade "${reinstall[@]}" --no-deps "rpi-lgpio>=0.6" \
+        || die "pip could not install rpi-lgpio (see the messages above)"
+    "${pip[@]}" install --quiet --no-deps "mfrc522==0.0.7" \
+        || die "pip could not install mfrc522 (see the messages above)"
+else
+    "${pip[@]}" install --quiet --upgrade "${repo}[pi]" \
+        || die "pip could not install ${repo}[pi] (see the messages above)"
+fi
 [[ -x $prefix/venv/bin/preftable ]] || die "$prefix/venv/bin/preftable missing after pip install"
 if [[ -f $repo/README.md ]]; then
     install -m 0644 "$repo/README.md" "$prefix/README.md"
@@ -88,6 +117,7 @@ else
 [table]
 players = 3
 first_dealer = "seat1"
+deck = "deck.toml"               # beside this file; write it with: preftable enroll --config THIS_FILE
 
 [rules]
 TOML
@@ -125,8 +155,17 @@ if grep -Eq '^[^#]*\bbus[[:space:]]*=[[:space:]]*1\b' "$conf_dir/config.toml"; t
     fi
 fi
 
-# 6. Start (or restart, on an upgrade).
+# 6. Start (or restart, on an upgrade) -- once there is a deck: without one the service
+# refuses to start (every card would be an unknown tag) and systemd would retry it for ever.
 systemctl daemon-reload
+deck=$conf_dir/deck.toml
+if [[ ! -e $deck ]] && grep -Eq '^[[:space:]]*deck[[:space:]]*=[[:space:]]*"deck\.toml"' "$conf_dir/config.toml"; then
+    systemctl enable "$service"
+    say "enabled $service; it starts once the deck is enrolled (docs/hardware-test.md):"
+    say "  sudo $prefix/venv/bin/preftable enroll --config $conf_dir/config.toml"
+    say "  sudo systemctl start preftable"
+    exit 0
+fi
 was_active=0
 systemctl --quiet is-active "$service" && was_active=1
 systemctl enable --now "$service"

@@ -267,13 +267,17 @@ HELP: dict[str, tuple[str, list[str], list[str]]] = {
     "enroll": ("Guided enrolment of a new deck of tagged cards: lay each card named on any reader, "
                "lift it, go on. An interrupted enrolment resumes with the first missing card. The "
                "readers must be clear when it starts.",
-               ["preftable enroll --deck deck.toml --config /etc/preftable/config.toml"],
+               ["preftable enroll --config /etc/preftable/config.toml",
+                "preftable enroll --deck deck.toml --config /etc/preftable/config.toml"],
                ["0  the deck is complete (or stopped, the cards so far saved)",
                 "2  a bad config, deck file or zone", "130  interrupted (Ctrl-C), the cards so far saved"]),
     "doctor": ("Check the config, the deck, the serial ports, SPI, GPIO and permissions, one line per "
                "finding (ok, WARN, FAIL), each problem with the command that fixes it.",
-               ["preftable doctor --config /etc/preftable/config.toml --deck deck.toml"],
-               ["0  nothing failed (warnings allowed)", "1  at least one FAIL", "2  bad options"]),
+               ["preftable doctor --config /etc/preftable/config.toml",
+                "preftable doctor --live --config /etc/preftable/config.toml",
+                "preftable doctor --wiring --config /etc/preftable/config.toml --svg wiring.svg"],
+               ["0  nothing failed (warnings allowed)", "1  at least one FAIL",
+                "2  bad options, or --live/enroll while the service runs (sudo systemctl stop preftable)"]),
     "club": ("The club board: follows every table that publishes to the MQTT broker (their state and "
              "every game-log line), shows them on the terminal (and with --web on a page at /club) and "
              "keeps a mirror of every session under DIR/<table>/<session>/, which `preftable replay` "

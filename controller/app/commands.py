@@ -22,15 +22,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..core.deck import load_deck
     from . import backends
     from .service import TableService
-    from .settings import load_settings
+    from .settings import load_settings, no_deck
 
     settings = load_settings(args.config)
     if settings.backend == "hub" and not args.wait:
         from .linkstate import check_hub_port
         check_hub_port(settings.section("hub").port)
-    deck = load_deck(args.deck) if args.deck else None
-    if deck is None and settings.backend != "sim":
-        log.warning("no deck file given (--deck): every tag will be an unknown tag")
+    deck_file = settings.deck_file(args.deck)
+    if deck_file is None and settings.backend != "sim":      # every card would be an unknown tag
+        raise no_deck(settings)
+    deck = load_deck(deck_file)
     log_dir = Path(args.log_dir or settings.log_dir)
 
     def print_summary(summary: dict, path: Path) -> None:
@@ -113,7 +114,8 @@ def close_unfinished(log_dir: Path, on_finished) -> Path | None:
 def add_run(sub) -> None:
     p = sub.add_parser("run", help="run the table (readers, tracker, LEDs, display, game log)")
     p.add_argument("--config", help="config file (TOML); a simulated 3-player table when omitted")
-    p.add_argument("--deck", help="deck file (TOML) resolving tag UIDs to cards")
+    p.add_argument("--deck", help="deck file (TOML) resolving tag UIDs to cards (default: [table] deck of the "
+                                  "config); needed unless readers.backend is \"sim\"")
     p.add_argument("--log-dir", help="game log folder (default: [log] dir of the config, else ./logs)")
     p.add_argument("--new", action="store_true",
                    help="close the newest unfinished pulka (its summary.json) and start a new one")

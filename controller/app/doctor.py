@@ -1,9 +1,14 @@
 """``preftable doctor``: checks the config, the deck, the ports, SPI, GPIO and
 permissions, and says what to fix, one line per finding::
 
-    ok   config /etc/preftable.toml: readers hub, display hub
-    warn no deck file given (--deck): every tag will be an unknown tag
-    FAIL /dev/spidev1.0: no such device — fix: add dtoverlay=spi1-3cs to /boot/firmware/config.txt and reboot
+    ok   config /etc/preftable/config.toml: readers spi, display terminal, 4 players
+    warn deck /etc/preftable/deck.toml ([table] deck): not enrolled yet; ... — fix: enrol the cards: ...
+    FAIL SPI reader seat3 /dev/spidev1.0: no such device — fix: add dtoverlay=spi1-3cs to ... and reboot
+    FAIL RPi.GPIO is RPi.GPIO 0.7.1 (for the GPIO pins): cannot drive the pins of a Raspberry Pi 5 ...
+
+``--live`` then checks the readers, LEDs and buttons by hand (never while the service holds
+them: its lock on the log dir is looked at first), and ``--wiring`` prints where every wire of
+the config goes on the header (:mod:`controller.app.wiring`).
 
 Everything the doctor probes on the machine goes through a :class:`Host`
 (the ``/dev`` directory, the user's id and groups, the group database, which
@@ -27,13 +32,16 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import urlsplit
 
-from ..core.errors import ConfigError, DeckError
+from ..core.errors import ConfigError, DeckError, PreftableError
 
 log = logging.getLogger(__name__)
 
 from .findings import FAIL, GPIO_GROUP, OK, PI_EXTRA, SERIAL_GROUP, SPI_GROUP, WARN, Finding  # noqa: F401
 
 HELLO_TIMEOUT = 2.0
+# The unit's StateDirectory= (its --log-dir): where a running service holds its lock.
+SERVICE_LOG_DIR = Path("/var/lib/preftable")
+STOP_SERVICE = "sudo systemctl stop preftable"
 
 
 # --- the machine as the doctor sees it ----------------------------------------------------
@@ -84,6 +92,12 @@ def _module_available(name: str) -> bool:
     return spec is not None
 
 
+def _gpio_library():
+    """Which ``RPi.GPIO`` is installed (:func:`hw.pins.gpio_library`: looked up, not imported)."""
+    from hw.pins import gpio_library
+    return gpio_library()
+
+
 @dataclass
 class Host:
     """What the doctor probes: every part injectable for tests."""
@@ -97,6 +111,9 @@ class Host:
     module_available: Callable[[str], bool] = _module_available
     hello_timeout: float = HELLO_TIMEOUT
     board_model: Callable[[], str | None] = lambda: _board_model()
+    service_log_dirs: tuple[Path, ...] = (SERVICE_LOG_DIR,)
+    gpio_library: Callable[[], object] = _gpio_library
+    locks: Path = Path("/proc/locks")
 
     def usable(self, st: os.stat_result) -> bool:
         """Readable and writable by this user, by the mode bits (root: always)."""
@@ -129,6 +146,40 @@ class Host:
         return bool(mode & stat.S_IWOTH and mode & stat.S_IXOTH)
 
 
+def service_in_the_way(log_dirs, locks: Path = Path("/proc/locks")) -> str | None:
+    """What to do when a preftable service holds one of ``log_dirs`` (None: none does).
+
+    The service's lock on its log dir (:class:`controller.store.files.LogDirLock`) is looked
+    at, never taken.  A second program on the same readers mixes its SPI or serial traffic
+    with the service's, which looks exactly like bad wiring."""
+    from ..store.files import log_dir_holder
+
+    seen: set[Path] = set()
+    for folder in log_dirs:
+        folder = Path(folder).absolute()
+        if folder in seen:
+            continue
+        seen.add(folder)
+        pid = log_dir_holder(folder, locks)
+        if pid is not None:
+            return (f"the table service is running (pid {pid} holds {folder}) and drives the readers: "
+                    f"stop it first with {STOP_SERVICE} (and sudo systemctl start preftable afterwards)")
+    return None
+
+
+class ServiceRunning(PreftableError):
+    """A running table service holds the readers another command wants."""
+
+
+def refuse_if_service_runs(settings, host: "Host | None" = None) -> None:
+    """Raise :class:`ServiceRunning` (one line, exit status 2) when a service holds the table."""
+    dirs = host.service_log_dirs if host is not None else (SERVICE_LOG_DIR,)
+    locks = host.locks if host is not None else Path("/proc/locks")
+    problem = service_in_the_way((Path(settings.log_dir), *dirs), locks)
+    if problem is not None:
+        raise ServiceRunning(problem)
+
+
 # --- the checks ---------------------------------------------------------------------------
 
 class Doctor:
@@ -141,6 +192,7 @@ class Doctor:
         self.findings: list[Finding] = []
         # group -> [(device, usable; None: the device is missing)]
         self.needed_groups: dict[str, list[tuple[str, bool | None]]] = {}
+        self.service_running = False     # then nothing is sent to the readers or the hub
 
     def add(self, level: str, text: str, fix: str | None = None) -> Finding:
         finding = Finding(level, text, fix)
@@ -158,6 +210,11 @@ class Doctor:
         if settings is None:
             return self.findings
         self.check_log_dir(settings)
+        problem = service_in_the_way((Path(settings.log_dir), *self.host.service_log_dirs), self.host.locks)
+        self.service_running = problem is not None
+        if problem is not None:
+            self.add(WARN, problem, f"{STOP_SERVICE} before preftable doctor --live or preftable enroll")
+        self.check_pins(settings)
         from . import backends
         backends.run_doctor(settings, self)      # each backend and output checks its own section
         self.check_groups()
@@ -195,25 +252,37 @@ class Doctor:
         self.add(OK, "rules: " + "; ".join(describe(rules)))
 
     def check_deck(self, settings) -> None:
+        """The deck the service will read: ``--deck``, else the config's ``[table] deck``."""
         from ..core.deck import load_deck
 
-        if self.deck is None:
+        path = settings.deck_file(self.deck) if settings is not None else \
+            (Path(self.deck) if self.deck else None)
+        enroll = "preftable enroll" + (f" --config {self.config}" if self.config else "")
+        if path is None:
             if settings is not None and settings.backend != "sim":
-                self.add(WARN, "no deck file given (--deck): every tag will be an unknown tag",
-                         "enrol the cards with preftable enroll --deck DECK, then pass --deck DECK")
+                self.add(WARN, "no deck file ([table] deck or --deck): preftable run refuses to start, "
+                               "every card would be an unknown tag",
+                         f'set [table] deck = "deck.toml" in the config, then enrol the cards: {enroll}')
             return
+        from_config = not self.deck
+        if from_config and not path.exists():
+            # a fresh install: the config names the deck, the cards are not enrolled yet
+            self.add(WARN, f"deck {path} ([table] deck): not enrolled yet; preftable run refuses to start "
+                           "without it", f"enrol the cards: {enroll}")
+            return
+        again = enroll if from_config else f"preftable enroll --deck {path}"
         try:
-            deck = load_deck(self.deck)
+            deck = load_deck(path)
         except DeckError as exc:
-            if "missing:" in str(exc) and Path(self.deck).exists():
-                fix = f"finish the enrolment: preftable enroll --deck {self.deck}"
-            elif not Path(self.deck).exists():
-                fix = f"check the path, or enrol a deck: preftable enroll --deck {self.deck}"
+            if "missing:" in str(exc) and path.exists():
+                fix = f"finish the enrolment: {again}"
+            elif not path.exists():
+                fix = f"check the path, or enrol a deck: {again}"
             else:
-                fix = f"correct the file, or enrol the deck again: preftable enroll --deck {self.deck}"
+                fix = f"correct the file, or enrol the deck again: {again}"
             self.add(FAIL, f"deck: {exc}", fix)
             return
-        self.add(OK, f"deck {self.deck}: {len(deck.cards)} cards")
+        self.add(OK, f"deck {path}: {len(deck.cards)} cards" + (" ([table] deck)" if from_config else ""))
 
     def check_log_dir(self, settings) -> None:
         path = Path(settings.log_dir)
@@ -234,6 +303,17 @@ class Doctor:
             self.add(OK, f"log dir {path}: will be created (in {parent})")
         else:
             self.add(FAIL, f"log dir {path}: does not exist and cannot be created ({parent} is not writable)", fix)
+
+    def check_pins(self, settings) -> None:
+        """A GPIO of the config on a pin another interface owns (I2C, the UART, the HAT EEPROM)."""
+        from hw.header import HEADER_PIN, OTHER_USERS
+
+        for owner, pin in config_pins(settings):
+            user = OTHER_USERS.get(pin)
+            if user is not None:
+                self.add(WARN, f"{owner}: GPIO{pin} (header pin {HEADER_PIN[pin]}) is {user}",
+                         "move it to a free GPIO (4, 5, 6, 12, 13, 22-27 are free with both SPI buses on; "
+                         "see preftable doctor --wiring)")
 
     # --- devices -----------------------------------------------------------------------
 
@@ -273,9 +353,32 @@ class Doctor:
 
     def check_module(self, module: str, needed_for: str) -> None:
         if self.host.module_available(module):
-            self.add(OK, f"Python module {module} installed (for {needed_for})")
+            if module == "RPi.GPIO":
+                self.check_gpio_library(needed_for)
+            else:
+                self.add(OK, f"Python module {module} installed (for {needed_for})")
         else:
             self.add(FAIL, f"Python module {module} is not installed (needed for {needed_for})", PI_EXTRA)
+
+    def check_gpio_library(self, needed_for: str) -> None:
+        """Which package is ``RPi.GPIO`` here (the original or the rpi-lgpio drop-in), and does it
+        drive this board's pins (the original cannot on a Pi 5)?"""
+        library = self.host.gpio_library()
+        model = self.host.board_model()
+        name = getattr(library, "name", None)
+        if name is None:                         # found by the import system, not as either package
+            self.add(OK, f"Python module RPi.GPIO installed (for {needed_for})")
+            return
+        version = getattr(library, "version", None)
+        what = f"RPi.GPIO is {name}" + (f" {version}" if version else "") + f" (for {needed_for})"
+        problem = library.problem(model) if library is not None else None
+        if problem is not None:
+            text, fix = problem
+            self.add(FAIL, f"{what}: {text}", fix)
+        elif model:
+            self.add(OK, f"{what}: drives the pins of this {model}")
+        else:
+            self.add(OK, what)
 
     # --- groups ---------------------------------------------------------------------------
 
@@ -310,6 +413,18 @@ class Doctor:
                 self.add(FAIL, f"user {host.user} is not in group {group} (needed for {paths})", fix)
             else:
                 self.add(WARN, f"user {host.user} is not in group {group}, which usually owns {paths}", fix)
+
+
+def config_pins(settings) -> list[tuple[str, int]]:
+    """Every GPIO the config claims, with the key that claims it (each shared reset line once)."""
+    from . import backends
+
+    found = []
+    for name, mod in backends.section_modules(present=settings.present, backend=settings.backend).items():
+        pins = getattr(mod, "pins", None)
+        if pins is not None:
+            found += pins(settings.section(name))
+    return found
 
 
 def url_problem(url: str) -> str | None:
@@ -348,6 +463,16 @@ def cmd_doctor(args: argparse.Namespace, *, host: Host | None = None, stream=Non
     """``preftable doctor``: print the findings; 1 if any FAIL.  ``--live``: then the hands-on
     check of the readers, LEDs and buttons (docs/hardware-test.md)."""
     out = stream or sys.stdout
+    if getattr(args, "wiring", False) or getattr(args, "svg", None):
+        return print_wiring(args, out)
+    if getattr(args, "live", False):
+        from .settings import load_settings
+        try:
+            settings = load_settings(args.config)
+        except ConfigError:
+            settings = None              # the findings say what is wrong with it
+        if settings is not None:
+            refuse_if_service_runs(settings, host)     # before a single byte goes to a reader
     findings = diagnose(args.config, args.deck, host)
     for finding in findings:
         out.write(finding.line() + "\n")
@@ -361,6 +486,28 @@ def cmd_doctor(args: argparse.Namespace, *, host: Host | None = None, stream=Non
     return 0
 
 
+def print_wiring(args: argparse.Namespace, out) -> int:
+    """``doctor --wiring [--svg FILE]``: the config's wiring to the header, nothing probed."""
+    from . import wiring
+    from .settings import load_settings
+
+    if args.config is None:
+        raise ConfigError("--wiring: give the table's config with --config (its [spi] readers and [gpio] pins)")
+    settings = load_settings(args.config)
+    if args.svg:
+        try:
+            Path(args.svg).write_text(wiring.svg(settings, f"preftable: {args.config} on the Raspberry Pi header "
+                                                           "(pin 1 at the SD-card end)"), encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--svg {args.svg}: cannot write it: {exc.strerror or exc}") from None
+    if args.wiring or not args.svg:
+        out.write(wiring.markdown(settings))
+    else:
+        out.write(f"wrote {args.svg}\n")
+    out.flush()
+    return 0
+
+
 def live_check(settings, out, *, backend=None, factory=None, step_s: float = 30.0) -> int:
     """``doctor --live``: :class:`hw.check.LiveCheck` on the config's readers and pins; 1 if any FAIL."""
     from hw.check import LiveCheck
@@ -370,12 +517,13 @@ def live_check(settings, out, *, backend=None, factory=None, step_s: float = 30.
 
     spi, gpio = settings.section("spi"), settings.section("gpio")
     factory = factory if factory is not None else pin_factory(settings)
-    spi, gpio = settings.section("spi"), settings.section("gpio")
     backend = backend if backend is not None else default_backend(factory)
     pins = factory if factory is not None else backend.pins()
     readers, owned, check = [], [], None
     try:
         if settings.backend == "spi":
+            from .backends.spi import share_reset_lines
+            share_reset_lines(spi, pins)
             wiring = [(r.bus, r.device, r.reset_pin) for r in spi.readers]
             readers = list(zip((r.zone for r in spi.readers),
                                open_readers(wiring, spd=spi.speed_hz, backend=backend, factory=pins)))
@@ -411,8 +559,12 @@ def add_doctor(sub) -> None:
                         "removal, LEDs and buttons one by one (docs/hardware-test.md)")
     p.add_argument("--step-s", type=float, default=30.0, dest="step_s",
                    help="--live: seconds to wait for each thing asked (default 30)")
+    p.add_argument("--wiring", action="store_true",
+                   help="print where every RC522 pin, LED, buzzer and button of the config goes on the Pi's "
+                        "40-pin header (Markdown tables), and check nothing")
+    p.add_argument("--svg", metavar="FILE", help="draw that wiring on the header as an SVG file")
     p.set_defaults(func=cmd_doctor)
 
 
 __all__ = ["Finding", "Host", "Doctor", "diagnose", "url_problem", "cmd_doctor", "add_doctor",
-           "OK", "WARN", "FAIL"]
+           "service_in_the_way", "refuse_if_service_runs", "ServiceRunning", "OK", "WARN", "FAIL"]

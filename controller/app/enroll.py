@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import queue
 import random
 import shlex
@@ -38,6 +39,7 @@ from ..core.view import DISPLAY_COLS, DISPLAY_ROWS, ERROR, TURN, Indications
 log = logging.getLogger(__name__)
 
 REFUSAL_BEEP_MS = 300
+DECK_MODE = 0o644
 EXIT_INTERRUPTED = 130
 
 # Message kinds returned by Enrolment.on_event.
@@ -326,6 +328,9 @@ def save_deck(path: Path, deck: Deck) -> None:
 
     try:
         write_atomic(path, deck.to_toml().encode("utf-8"))
+        # readable by all: the service reads it as its own user (preftable), and the deck is
+        # usually enrolled with sudo into /etc/preftable (a game log's 0640 would lock it out)
+        os.chmod(path, DECK_MODE)
     except OSError as exc:
         raise DeckError(f"{path}: cannot write the deck file: {exc.strerror or exc}") from None
 
@@ -426,13 +431,19 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
 
     out = stream or sys.stdout
     settings = load_settings(args.config)
+    if settings.backend != "sim":                 # the service would be reading the same tags
+        from .doctor import refuse_if_service_runs
+        refuse_if_service_runs(settings)
     if settings.backend == "hub" and not getattr(args, "wait", False):
         from .linkstate import check_hub_port
         check_hub_port(settings.section("hub").port)
     zone = args.zone
     if zone is not None and zone not in settings.zones:
         raise ConfigError(f"--zone: must be one of {', '.join(settings.zones)}, got {zone!r}", "zone")
-    path = Path(args.deck)
+    path = settings.deck_file(args.deck)          # --deck, else the config's [table] deck
+    if path is None:
+        raise ConfigError("no deck file to write: pass --deck DECK, or set [table] deck = \"deck.toml\" "
+                          "in the config and give it with --config", "deck")
     deck = load_partial(path)
     sets = getattr(args, "bids", None)              # enroll --bids [SETS]: bidding tokens
     if sets is not None and sets < 1:
@@ -509,7 +520,8 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
 def add_enroll(sub) -> None:
     """Register ``preftable enroll`` on the CLI's subparsers."""
     p = sub.add_parser("enroll", help="enrol a new deck of tagged cards, card by card (resumable)")
-    p.add_argument("--deck", required=True, help="deck file (TOML) to write; an existing partial one is resumed")
+    p.add_argument("--deck", help="deck file (TOML) to write; an existing partial one is resumed "
+                                  "(default: [table] deck of the config, the file the service reads)")
     p.add_argument("--config", help="config file (TOML); a simulated table when omitted")
     p.add_argument("--zone", help="take tags only from this zone (seat1, ..., prikup); default: any")
     p.add_argument("--wait", action="store_true",

@@ -1,6 +1,8 @@
 """The service's settings: the whole config file, strictly validated.
 
-``[table]`` and ``[rules]`` are FORMATS.md's (see :mod:`controller.core.config`);
+``[table]`` and ``[rules]`` are FORMATS.md's (see :mod:`controller.core.config`), and
+``[table] deck`` names the table's deck file (relative to the config file's folder;
+``--deck`` wins over it);
 ``[readers]`` names the reader backend and ``[log]`` the game log folder.  Every
 other section belongs to the backend or output registered under it
 (:mod:`controller.app.backends`), which parses and checks it itself; the
@@ -44,6 +46,11 @@ class Settings:
     source: Path | None = None
     present: frozenset[str] = frozenset()     # the sections the config file has (an output may be
                                               # on only when its section is there: [web])
+    deck: Path | None = None                  # [table] deck, resolved against the config's folder
+
+    def deck_file(self, given: str | None = None) -> Path | None:
+        """The deck file to load: ``given`` (``--deck``) wins, else ``[table] deck``, else None."""
+        return Path(given) if given else self.deck
 
     def section(self, name: str) -> Any:
         """The config of section ``name`` (its defaults when the file did not have it)."""
@@ -69,6 +76,7 @@ def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None) -> Se
         if name not in known:
             raise ConfigError(f"{name}: unknown section (known: {', '.join(known)})", name)
     game = game_config_from_dict(doc)
+    deck = deck_path(doc.get("table", {}).get("deck"), source)
 
     readers = check_table(doc.get("readers", {}), "readers")
     check_known_keys(readers, "readers", ("backend",))
@@ -81,9 +89,32 @@ def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None) -> Se
 
     sections = {name: mod.parse(check_table(doc.get(name, {}), name), game) for name, mod in modules.items()}
     settings = Settings(game=game, backend=backend, log_dir=log_dir, sections=sections, source=source,
-                        present=frozenset(doc))
+                        present=frozenset(doc), deck=deck)
     check_across_sections(settings)
     return settings
+
+
+def deck_path(raw: object, source: Path | None) -> Path | None:
+    """``[table] deck`` as a path: a relative one is taken from the config file's folder, so
+    ``deck = "deck.toml"`` in /etc/preftable/config.toml is /etc/preftable/deck.toml wherever
+    the service is started from."""
+    if raw is None:
+        return None
+    text = check_str(raw, "table.deck")
+    if not text.strip():
+        raise ConfigError('table.deck: must name the deck file, e.g. deck = "deck.toml"', "table.deck")
+    path = Path(text).expanduser()
+    if not path.is_absolute() and source is not None:
+        path = source.parent / path
+    return path
+
+
+def no_deck(settings: Settings) -> ConfigError:
+    """Why a table with real readers cannot start without a deck file, and what to do (one line)."""
+    where = f" in {settings.source}" if settings.source is not None else ""
+    return ConfigError(f"no deck file: readers.backend is {settings.backend}, so every card would be an "
+                       f'unknown tag; enrol the cards (preftable enroll) and set [table] deck = "deck.toml"'
+                       f"{where}, or pass --deck DECK", "table.deck")
 
 
 def check_across_sections(settings: Settings) -> None:

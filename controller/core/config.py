@@ -130,8 +130,9 @@ def read_toml(path: str | Path, what: str = "config") -> dict[str, Any]:
     """Read a TOML file; every failure becomes one :class:`ConfigError` line."""
     path = Path(path)
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        # utf-8-sig: Windows editors (Notepad) start a UTF-8 file with a byte order mark,
+        # which TOML does not allow; the file is read as the player wrote it.
+        return tomllib.loads(path.read_bytes().decode("utf-8-sig"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such {what} file") from None
     except IsADirectoryError:
@@ -199,7 +200,8 @@ def check_known_keys(section: Mapping, key: str, known: tuple[str, ...] | frozen
 
 # --- [table] and [rules] -----------------------------------------------------------
 
-_TABLE_KEYS = ("players", "first_dealer", "names")
+# "deck": the service's deck file (controller.app.settings resolves it); the game ignores it.
+_TABLE_KEYS = ("players", "first_dealer", "names", "deck")
 _RULES_KEYS = tuple(k for k in Rules.__dataclass_fields__ if k not in ("house", "preset"))
 _CONTRACT_BOOLS = ("ten_whisted", "half_whist", "consolation_to_dealer", "second_whist_responsible")
 

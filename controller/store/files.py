@@ -179,10 +179,16 @@ def write_atomic(path: Path, data: bytes, mode: int = FILE_MODE) -> None:
 
 def _lock_holder(fd: int) -> str:
     """The pid holding a flock on the file of ``fd``, from ``/proc/locks`` ("unknown" elsewhere)."""
-    st = os.fstat(fd)
+    return flock_holder(os.fstat(fd)) or "unknown"
+
+
+def flock_holder(st: os.stat_result, locks: str | Path = "/proc/locks") -> str | None:
+    """The pid holding a flock on the file ``st`` describes, from ``/proc/locks`` (None: none known).
+
+    Read, never taken: a look at a running service's log dir must not race its start."""
     ident = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
     try:
-        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+        with open(locks, encoding="ascii", errors="replace") as fh:
             for line in fh:
                 fields = line.split()
                 # "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF" (a "->" marks a waiter)
@@ -190,7 +196,17 @@ def _lock_holder(fd: int) -> str:
                     return fields[4]
     except OSError:
         pass
-    return "unknown"
+    return None
+
+
+def log_dir_holder(log_dir: Path, locks: str | Path = "/proc/locks") -> str | None:
+    """The pid of the preftable whose :class:`LogDirLock` holds ``log_dir`` (None: free, or no such
+    folder).  Needs no permission on the folder itself: a user may look at the service's."""
+    try:
+        st = os.stat(log_dir)
+    except OSError:
+        return None
+    return flock_holder(st, locks) if stat.S_ISDIR(st.st_mode) else None
 
 
 class LogDirLock:

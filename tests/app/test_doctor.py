@@ -305,3 +305,136 @@ def test_hub_speaking_another_protocol(tmp_path):
         emu.close()
     [proto] = [f for f in findings if "protocol 99" in f.text]
     assert proto.level == FAIL and "firmware" in proto.fix
+
+
+# --- a running service holds the table ---------------------------------------------------------
+
+def spi_table(tmp_path: Path, log_dir: Path) -> str:
+    return write(tmp_path / "table.toml", f"""
+[readers]
+backend = "spi"
+[spi]
+readers = [ {{ zone = "seat1", bus = 0, device = 0, reset_pin = 25 }} ]
+[log]
+dir = "{log_dir}"
+""")
+
+
+def test_doctor_live_and_enroll_refuse_while_the_service_holds_its_log_dir(tmp_path, capsys):
+    from controller.store.files import LogDirLock
+
+    logs = tmp_path / "state"
+    cfg = spi_table(tmp_path, logs)
+    lock = LogDirLock(logs).acquire()          # what a running `preftable run` holds
+    try:
+        assert cli.main(["doctor", "--live", "--config", cfg]) == 2
+        out, err = capsys.readouterr()
+        assert out == "", "nothing checked, no reader touched"
+        assert len(err.strip().splitlines()) == 1
+        assert f"pid {os.getpid()} holds {logs}" in err and "sudo systemctl stop preftable" in err
+        assert cli.main(["enroll", "--config", cfg, "--deck", str(tmp_path / "d.toml")]) == 2
+        assert "sudo systemctl stop preftable" in capsys.readouterr().err
+        assert not (tmp_path / "d.toml").exists()
+        # plain doctor says it too, as a warning
+        findings = diagnose(cfg, None, fake_host(tmp_path / "dev"))
+        [warning] = [f for f in findings if "service is running" in f.text]
+        assert warning.level == WARN and "sudo systemctl stop preftable" in warning.fix
+    finally:
+        lock.release()
+    findings = diagnose(cfg, None, fake_host(tmp_path / "dev"))
+    assert not [f for f in findings if "service is running" in f.text]
+
+
+def test_the_units_state_directory_is_looked_at_without_permission_on_it(tmp_path):
+    """The service's /var/lib/preftable is 0750 preftable: its lock is read from /proc/locks."""
+    from controller.app.doctor import service_in_the_way
+    from controller.store.files import log_dir_holder
+
+    state = tmp_path / "var-lib-preftable"
+    state.mkdir(mode=0o700)
+    st = state.stat()
+    locks = tmp_path / "locks"
+    locks.write_text(f"1: POSIX  ADVISORY  WRITE 99 00:11:22 0 EOF\n"
+                     f"2: FLOCK  ADVISORY  WRITE 4242 {os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:"
+                     f"{st.st_ino} 0 EOF\n")
+    assert log_dir_holder(state, locks) == "4242"
+    assert log_dir_holder(tmp_path / "absent", locks) is None
+    said = service_in_the_way([tmp_path / "logs", state], locks)
+    assert said is not None and "pid 4242" in said and str(state) in said
+    host = fake_host(tmp_path / "dev", service_log_dirs=(state,), locks=locks)
+    cfg = write(tmp_path / "c.toml", f'[log]\ndir = "{tmp_path / "logs"}"\n')
+    assert any("pid 4242" in f.text for f in diagnose(cfg, None, host))
+
+
+# --- which RPi.GPIO, on which board ---------------------------------------------------------
+
+def fake_rpi_package(root: Path, kind: str) -> Path:
+    """An installed ``RPi/GPIO/__init__.py`` as each package writes it (first lines)."""
+    gpio = root / "RPi" / "GPIO"
+    gpio.mkdir(parents=True)
+    (root / "RPi" / "__init__.py").write_text("")
+    if kind == "rpi-lgpio":       # waveform80/rpi-lgpio: RPi/GPIO/__init__.py
+        text = "import os\nimport sys\n\nimport lgpio\n\n# This is *not* the version of rpi-lgpio\nVERSION = '0.7.2'\n"
+    else:                         # RPi.GPIO 0.7.x: the C extension behind a thin package
+        text = "from RPi._GPIO import *\n\nVERSION = '0.7.1'\n"
+    (gpio / "__init__.py").write_text(text)
+    return root
+
+
+@pytest.mark.parametrize("kind, dists, model, level, needle", [
+    ("RPi.GPIO", {"RPi.GPIO": "0.7.1"}, "Raspberry Pi 4 Model B Rev 1.5", OK, "RPi.GPIO is RPi.GPIO 0.7.1"),
+    ("RPi.GPIO", {"RPi.GPIO": "0.7.1"}, "Raspberry Pi 5 Model B Rev 1.0", FAIL, "cannot drive the pins"),
+    ("rpi-lgpio", {"rpi-lgpio": "0.6"}, "Raspberry Pi 5 Model B Rev 1.0", OK, "RPi.GPIO is rpi-lgpio 0.6"),
+    ("rpi-lgpio", {"rpi-lgpio": "0.6"}, "Raspberry Pi 4 Model B Rev 1.5", OK, "drives the pins of this"),
+    ("rpi-lgpio", {"rpi-lgpio": "0.4"}, "Raspberry Pi 5 Model B Rev 1.0", FAIL, "older than the 0.6"),
+    ("rpi-lgpio", {"rpi-lgpio": "0.6", "RPi.GPIO": "0.7.1"}, "Raspberry Pi 5 Model B Rev 1.0", FAIL,
+     "both installed"),
+])
+def test_doctor_says_which_rpi_gpio_is_installed_and_whether_it_drives_this_board(
+        tmp_path, spi_config, kind, dists, model, level, needle):
+    import importlib.metadata
+    import importlib.machinery
+
+    from hw.pins import gpio_library
+
+    root = fake_rpi_package(tmp_path / "site", kind)
+
+    def version(dist):
+        if dist in dists:
+            return dists[dist]
+        raise importlib.metadata.PackageNotFoundError(dist)
+
+    library = gpio_library(lambda name: importlib.machinery.PathFinder.find_spec(name, [str(root)]), version)
+    assert library.name == kind
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    host = fake_host(dev, board_model=lambda: model, gpio_library=lambda: library)
+    [finding] = [f for f in diagnose(spi_config, None, host) if f.text.startswith("RPi.GPIO is")]
+    assert finding.level == level and needle in finding.text, finding.line()
+    if level == FAIL and model.startswith("Raspberry Pi 5") and "older" not in needle:
+        assert "pip uninstall -y RPi.GPIO" in finding.fix and "rpi-lgpio>=0.6" in finding.fix
+
+
+def test_no_rpi_package_at_all(tmp_path):
+    from hw.pins import gpio_library
+    assert gpio_library(lambda name: None, lambda dist: "1").name is None
+
+
+def test_plain_doctor_does_not_ask_a_hub_the_service_holds_for_its_hello(tmp_path):
+    import pty
+
+    from controller.store.files import LogDirLock
+
+    master, slave = pty.openpty()
+    logs = tmp_path / "state"
+    cfg = write(tmp_path / "hub.toml", f'[readers]\nbackend = "hub"\n[hub]\nport = "{os.ttyname(slave)}"\n'
+                                       f'[log]\ndir = "{logs}"\n')
+    lock = LogDirLock(logs).acquire()
+    try:
+        findings = diagnose(cfg, None, fake_host(tmp_path / "dev", uid=0, hello_timeout=30.0))
+    finally:
+        lock.release()
+        os.close(master)
+        os.close(slave)
+    [skipped] = [f for f in findings if "HELLO" in f.text]
+    assert skipped.level == WARN and "the running service holds it" in skipped.text

@@ -46,6 +46,7 @@ def modules_of_run(tmp_path: Path, config: str) -> list[str]:
     server.bind(sock_path)
     server.settimeout(1)
     proc = spawn_child([sys.executable, "-c", PROBE, str(out), "run", "--config", str(cfg),
+                        "--deck", str(ROOT / "controller" / "examples" / "deck.toml"),
                         "--log-dir", str(tmp_path / "logs")], cwd=ROOT,
                        env=dict(os.environ, NOTIFY_SOCKET=sock_path), stderr=subprocess.PIPE)
     watchdog = threading.Timer(LIVENESS_S, proc.kill)

@@ -194,7 +194,8 @@ def test_run_board_shows_waiting_for_the_hub_then_connected(pane, tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text(f'[readers]\nbackend = "hub"\n[hub]\nport = "{link}"\n[display]\nkind = "terminal"\n'
                    f'[log]\ndir = "{tmp_path / "logs"}"\n')
-    p = pane(shlex.join(PREFTABLE + ["run", "--config", str(cfg), "--wait"]), 60)
+    p = pane(shlex.join(PREFTABLE + ["run", "--config", str(cfg), "--wait",
+                                            "--deck", str(ROOT / "controller" / "examples" / "deck.toml")]), 60)
     lines = p.wait_for(f"waiting for hub on {link}")
     assert all(len(line) <= 60 for line in lines)
     emulator = spawn_child(PREFTABLE + ["hub-emulator", "--readers", "4"], cwd=ROOT, text=True,

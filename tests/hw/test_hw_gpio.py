@@ -775,7 +775,7 @@ def test_no_access_hint_for_a_member_of_gpio_points_to_the_units_deviceallow(mon
 
     monkeypatch.setattr(pins, "_in_group", lambda name: True)
     text = str(pins.explain(RuntimeError("No access to /dev/mem.  Try running as root!")))
-    assert "although the user is in the gpio group" in text and "DeviceAllow=char-rpi-gpiomem" in text
+    assert "although the user is in the gpio group" in text and "DeviceAllow=char-*gpiomem*" in text
     assert "usermod" not in text
     monkeypatch.setattr(pins, "_in_group", lambda name: False)
     assert "sudo usermod -aG gpio" in str(pins.explain(RuntimeError("No access to /dev/mem.  Try running as root!")))

@@ -4,11 +4,14 @@ Wiring is read from the environment: ``PREFTABLE_RC522_RST`` (BCM reset pin of t
 spidev0.0, default 25); put a tag on it and set ``PREFTABLE_RC522_TAG`` to its UID (hex) to
 check a real read.  Run on the Pi: ``.venv/bin/python -m pytest -m hardware tests/hw/test_hw_real.py``.
 
-The whole table (docs/hardware-test.md): ``PREFTABLE_CONFIG=/etc/preftable/config.toml`` checks
-every reader of the config (VersionReg, configuration read back, polls per second), and with
-``PREFTABLE_LIVE=1`` (run with ``-s``: it asks you to lay, stack and lift cards and press the
-buttons) the same steps as ``preftable doctor --live``: each card as laid, two readers on one
-bus, stacked cards, a 7-byte tag, removal timing, LEDs and buttons one by one.
+The whole table, in the order of docs/hardware-test.md: ``PREFTABLE_CONFIG=/etc/preftable/config.toml``
+checks that the service is stopped (its lock), that every reader of the config answers and
+keeps its configuration at the configured bus speed (a long cable or a sagging 3.3 V rail
+fails it), that no reader holds MISO against its neighbours on a bus (the clone boards), that
+every shared reset line is up, the polls per second, and that the config's deck is complete;
+with ``PREFTABLE_LIVE=1`` (run with ``-s``: it asks you to lay, stack and lift cards and press
+the buttons) the same steps as ``preftable doctor --live``: each card as laid (cross-talk), two
+readers on one bus, stacked cards, a 7-byte tag, removal timing, LEDs, the buzzer and buttons.
 """
 
 from __future__ import annotations
@@ -76,9 +79,22 @@ LIVE = os.environ.get("PREFTABLE_LIVE") == "1"
 needs_config = pytest.mark.skipif(CONFIG is None, reason="set PREFTABLE_CONFIG to the table's config file")
 
 
+@needs_config
+def test_the_service_is_stopped():
+    """Step 1: a running service drives the same readers; their mixed traffic looks like bad wiring."""
+    from pathlib import Path
+
+    from controller.app.doctor import SERVICE_LOG_DIR, service_in_the_way
+    from controller.app.settings import load_settings
+
+    problem = service_in_the_way([Path(load_settings(CONFIG).log_dir), SERVICE_LOG_DIR])
+    assert problem is None, problem
+
+
 @pytest.fixture
 def table():
     """Every reader of $PREFTABLE_CONFIG, powered up in order; yields (settings, [(zone, reader)], pins)."""
+    from controller.app.backends.spi import share_reset_lines
     from controller.app.settings import load_settings
     from hw.pins import RPiGPIOFactory
     from hw.rc522 import RealBackend, open_readers
@@ -86,6 +102,7 @@ def table():
     settings = load_settings(CONFIG)
     pins = RPiGPIOFactory()
     spi = settings.section("spi")
+    share_reset_lines(spi, pins)                 # the 4-player map's readers share one line
     wiring = [(r.bus, r.device, r.reset_pin) for r in spi.readers]
     readers = open_readers(wiring, spd=spi.speed_hz, backend=RealBackend(pins))
     yield settings, list(zip((r.zone for r in spi.readers), readers)), pins
@@ -103,6 +120,57 @@ def test_every_reader_answers_and_keeps_its_configuration(table):
     bad = [f"{zone}: VersionReg {version_name(r.version())}, configured {r.configured}"
            for zone, r in readers if not r.alive()]
     assert not bad, bad
+
+
+@needs_config
+def test_every_reader_answers_the_same_at_the_configured_bus_speed(table):
+    """A cable too long for spi.speed_hz, or a 3.3 V rail that sags, gives a VersionReg that changes."""
+    settings, readers, _ = table
+    speed = settings.section("spi").speed_hz
+    for zone, r in readers:
+        reads = {r.version() for _ in range(200)}
+        assert len(reads) == 1, (f"{zone}: VersionReg read as {sorted(reads)} at {speed} Hz: shorten the cable "
+                                 "or lower spi.speed_hz; check the 3.3 V supply (docs/hardware-test.md)")
+
+
+@needs_config
+def test_no_reader_holds_miso_against_its_neighbours(table):
+    """Clone boards that keep MISO driven make every other reader on the bus read 0x00 or garbage."""
+    from hw.rc522_regs import chip_answers, version_name
+
+    _, readers, _ = table
+    by_bus: dict[int, list[tuple[str, object]]] = {}
+    for zone, r in readers:
+        by_bus.setdefault(r.bus, []).append((zone, r))
+    for bus, mates in by_bus.items():
+        if len(mates) < 2:
+            continue
+        silent = [f"{zone} ({version_name(r.version())})" for zone, r in mates if not chip_answers(r.version())]
+        assert not silent, (f"SPI bus {bus}: {', '.join(silent)} do not answer beside "
+                            f"{', '.join(z for z, _ in mates)}: a module that does not release MISO "
+                            "(a diode per MISO, docs/hardware-test.md)")
+
+
+@needs_config
+def test_every_shared_reset_line_is_up(table):
+    from controller.app.backends.spi import shared_reset_lines
+
+    settings, readers, _ = table
+    alive = {zone: r.alive() for zone, r in readers}
+    for pin, zones in shared_reset_lines(settings.section("spi")).items():
+        assert all(alive[z] for z in zones), f"GPIO{pin} resets {zones}: {alive}"
+
+
+@needs_config
+def test_the_configs_deck_is_complete():
+    """Step 5: the service refuses a real table without its deck."""
+    from controller.app.settings import load_settings
+    from controller.core.deck import load_deck
+
+    settings = load_settings(CONFIG)
+    path = settings.deck_file(os.environ.get("PREFTABLE_DECK"))
+    assert path is not None, "set [table] deck in the config (or PREFTABLE_DECK)"
+    assert len(load_deck(path).cards) == 32
 
 
 @needs_config

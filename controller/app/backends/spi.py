@@ -5,7 +5,11 @@
     absent_ms = 300
     readers = [ { zone = "seat1", bus = 0, device = 0, reset_pin = 25 }, ... ]
 
-Each reader's reset pin is a GPIO pin claimed like any other (``pins``).
+Each reader's reset pin is a GPIO pin claimed like any other (``pins``).  Readers may
+share one reset line (five readers, LEDs, a buzzer and buttons do not fit the Pi's clean
+GPIOs otherwise): the line is raised once for all of them, they wait for their crystals
+once (``hw.rc522.open_readers``), and it is never pulsed low while a neighbour holds it
+(:meth:`hw.pins.PinFactory.share`).  Any other pin may still have one user only.
 """
 
 from __future__ import annotations
@@ -93,7 +97,27 @@ def check(settings) -> None:
 
 
 def pins(config: SpiConfig) -> list[tuple[str, int]]:
-    return [(f"spi.readers[{i}].reset_pin", r.reset_pin) for i, r in enumerate(config.readers)]
+    """Each reset line once, owned by the first reader on it (readers may share a line)."""
+    owners: dict[int, str] = {}
+    for i, r in enumerate(config.readers):
+        owners.setdefault(r.reset_pin, f"spi.readers[{i}].reset_pin")
+    return [(owner, pin) for pin, owner in owners.items()]
+
+
+def shared_reset_lines(config: SpiConfig) -> dict[int, tuple[str, ...]]:
+    """Reset pins that several readers share -> the zones on each."""
+    zones: dict[int, list[str]] = {}
+    for r in config.readers:
+        zones.setdefault(r.reset_pin, []).append(r.zone)
+    return {pin: tuple(z) for pin, z in zones.items() if len(z) > 1}
+
+
+def share_reset_lines(config: SpiConfig, factory) -> None:
+    """Tell the pin factory which reset pins several readers hold (before the readers open)."""
+    if factory is None:
+        return
+    for pin, zones in shared_reset_lines(config).items():
+        factory.share(pin, f"RC522 reset line of {', '.join(zones)}")
 
 
 def check_bus_pins(owners: list[tuple[str, int]], config: SpiConfig) -> None:
@@ -126,12 +150,15 @@ class SpiSource:
         self._thread: threading.Thread | None = None
 
     def start(self, sink: Sink) -> None:
-        from hw.rc522 import open_readers
+        from hw.rc522 import default_backend, open_readers
         from hw.scanner import Scanner
 
         c = self.config
+        backend = self.spi_backend if self.spi_backend is not None else default_backend(self.factory)
+        pins = self.factory if self.factory is not None else backend.pins()
+        share_reset_lines(c, pins)                  # before the first reader takes its reset line
         readers = open_readers([(r.bus, r.device, r.reset_pin) for r in c.readers], spd=c.speed_hz,
-                               backend=self.spi_backend, factory=self.factory)   # every reset pin up first
+                               backend=backend, factory=pins)   # every reset pin up first
         self.readers.extend(zip((r.zone for r in c.readers), readers))
         self.scanner = Scanner(self.readers, absent_ms=c.absent_ms, clock=self.clock)
         self._thread = threading.Thread(target=self.scanner.run, args=(sink, self._stop),
