@@ -39,7 +39,7 @@ from .backends.hub import HubConfig, HubSource
 from .linkstate import link_state
 from .options import MIN_GAP_S, MIN_HUMAN_GAP_S
 from .screen import DIM, MISTAKE, TURN as TURN_STYLE, EnterConfirms, Screen
-from .textview import plural, summary_text
+from .textview import mistake_advice, plural, summary_text
 from ..core.cards import parse_card
 from ..core.snapshot import TableSnapshot
 from ..core.view import ERROR, TURN, WINNER
@@ -47,24 +47,7 @@ from ..core.view import ERROR, TURN, WINNER
 log = logging.getLogger(__name__)
 
 _MARK = {TURN: "\u25b6", WINNER: "\u2605", ERROR: "!"}
-LEGEND = "\u25b6 to play  \u2605 took the last trick  ! mistake awaiting confirm"
-_MISTAKE_WORDS = {"out_of_turn": "played out of turn", "same_card": "laid a card already played",
-                  "unknown_tag": "laid an unknown tag", "table_not_clear": "laid a card before the table was clear",
-                  "revoke": "revoked (did not follow suit)",
-                  "order_guessed": ("laid a card whose order the hub link could not know: "
-                                    "check the trick and press confirm to count it")}
-
-
-def mistake_text(alert: dict, label: Callable[[str], str]) -> str:
-    """A mistake in words: who did what, with which card."""
-    zone = alert.get("zone")
-    who = label(zone) if zone else "someone"
-    what = _MISTAKE_WORDS.get(alert["type"], alert["type"].replace("_", " "))
-    card = f" ({alert['card']})" if alert.get("card") else ""
-    expected = f", {label(alert['expected'])} was to play" if alert.get("expected") else ""
-    return f"{who} {what}{card}{expected}"
-
-
+LEGEND = "\u25b6 to play  \u2605 took the last trick  ! mistake to confirm"
 class LiveView:
     """A live terminal panel: whose turn, the cards on the table, trick counts, pulka, progress.
 
@@ -122,16 +105,14 @@ class LiveView:
             state = self._link_state = link_state(self.link)
             lines.append((state, None if state.startswith("hub connected") else MISTAKE))
         seats = snap.seats
-        if deal is not None and snap.phase in _CALLING:     # --bidding: the table's own display rows
-            lines.append((f"deal {deal['number']}: dealer {self._label(deal['dealer'])}, price x{deal['price']}, "
-                          f"{snap.phase}", None))
-            lines += [(row, TURN_STYLE if i == 0 else None) for i, row in enumerate(snap.display[:4])]
-            lines += [("", None)] * (4 - len(snap.display[:4]))
+        if deal is not None and snap.phase in _CALLING:     # the calls before play, in words
+            lines += self._calling(deal, snap.phase)
         elif deal is not None:
             due = deal["expected"]
             lines.append((f"deal {deal['number']}: dealer {self._label(deal['dealer'])}, price x{deal['price']}, "
                           f"trick {min(tricks + 1, 10)} of 10", None))
-            lines.append((f"to play: \u25b6 {self._label(due) if due else '-'}", TURN_STYLE))
+            lines.append((f"to play: \u25b6 {self._label(due) if due else '-'}"
+                          + (f"   {self._contract(deal)}" if deal.get("declarer") else ""), TURN_STYLE))
             on_table = "  ".join(f"{self._label(z)} {parse_card(c).pretty}" for z, c in deal["current"]) or "-"
             lines.append((f"on the table: {on_table}", None))
             last = snap.last_trick
@@ -154,15 +135,43 @@ class LiveView:
                       None))
         if snap.alerts:
             more = f" (+{len(snap.alerts) - 1} more)" if len(snap.alerts) > 1 else ""
-            lines.append((f"! mistake: {mistake_text(snap.alerts[-1], self._label)}{more}"
-                          f" - {self.confirm_hint}", MISTAKE))
+            turn = (deal or {}).get("turn") or (deal or {}).get("expected")
+            lines.append((f"! {mistake_advice(snap.alerts[-1], self.names, turn)}{more} - {self.confirm_hint}",
+                          MISTAKE))
         else:
             lines.append(("no mistake waiting", None))
         lines.append((LEGEND, DIM))
         return lines
 
+    def _calling(self, deal: Mapping, phase: str) -> list[tuple[str, str | None]]:
+        """The auction, the contract line and the whisting as five rows: who is to call
+        (the ``to play`` row, always there), the calls so far, what they decided."""
+        turn = deal.get("turn")
+        doing = {"auction": "to bid", "contract": "to name the game", "whisting": "to whist or pass"}[phase]
+        calls = "  ".join(f"{self._label(b['seat'])} {_game_words(b['bid'])}" for b in deal.get("auction") or ())
+        whists = "  ".join(f"{self._label(w['seat'])} {w['call']}" for w in deal.get("whist_calls") or ())
+        beat = deal.get("bid_to_beat")
+        return [(f"deal {deal['number']}: dealer {self._label(deal['dealer'])}, price x{deal['price']}, {phase}",
+                 None),
+                (f"to play: \u25b6 {self._label(turn) if turn else '-'} ({doing})", TURN_STYLE),
+                (f"bids: {calls or '-'}", None),
+                (f"highest: {_game_words(beat['bid'])} ({self._label(beat['seat'])})" if beat and phase == "auction"
+                 else f"contract: {self._contract(deal)}" if deal.get("declarer") else "highest: -", None),
+                (f"whist calls: {whists or '-'}", None)]
+
+    def _contract(self, deal: Mapping) -> str:
+        """``Boris 7♥ (whist Vera, closed)``."""
+        game = deal.get("game")
+        text = f"{self._label(deal['declarer'])} {_game_words(game) if game else 'won the auction'}"
+        if deal.get("whisters"):
+            text += f" (whist {', '.join(self._label(w) for w in deal['whisters'])}"
+            text += f", {deal['whist_mode']})" if deal.get("whist_mode") else ")"
+        return text
+
     def receive(self, item) -> None:
         snap = self._snap = item.snapshot
+        if snap.names:
+            self.names = dict(snap.names)       # players named from the page show at once
         if self._closed:
             return
         if self.tty:
@@ -199,6 +208,14 @@ class LiveView:
 
 
 _CALLING = ("auction", "contract", "whisting")
+
+
+def _game_words(code: str | None) -> str:
+    """``7h`` -> ``7♥``, ``6n`` -> ``6NT``, ``misere`` -> ``misère``, ``pass`` stays."""
+    from ..core.view import game_text
+    if code in (None, "pass"):
+        return code or "-"
+    return "misère" if code == "misere" else game_text(code)
 
 
 # Real readers need time: the pace of the simulated players and the demo's --speed limit live in

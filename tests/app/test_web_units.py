@@ -133,7 +133,7 @@ def test_the_table_fragment_shows_turn_cards_alerts_and_link_with_names_escaped(
     assert "&lt;b&gt;Anna&lt;/b&gt;" in html and "<b>Anna</b>" not in html
     assert "Turn: <strong>Boris</strong>" in html
     assert 'data-zone="prikup"' in html and 'data-card="Ah"' in html
-    assert "not your turn at Vera" in html and 'class="seat seat-3 led-error"' in html
+    assert "Vera: lift the 7\u2663, it is Boris&#39;s turn" in html and 'class="seat seat-3 led-error"' in html
     assert "Hub: connected" in html
     plain = Pages(names_from_config=False).part("table", state())
     assert "Anna" not in plain and "Turn: <strong>seat2</strong>" in plain

@@ -23,6 +23,7 @@ from markupsafe import Markup
 from ...core.cards import RANKS, SUIT_SYMBOLS, next_seat
 from ...core.config import Rules
 from .. import report
+from ..textview import mistake_advice
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -36,9 +37,6 @@ WHIST_MODES = ("open", "closed")
 BUTTONS = (("undo", "Undo"), ("confirm", "Confirm"), ("new_deal", "New deal"))
 PHASE_TEXT = {"idle": "between deals", "play": "play", "auction": "auction (bidding)",
               "contract": "declarer names the contract", "whisting": "whisting"}
-ALERT_TEXT = {"out_of_turn": "not your turn", "same_card": "card already played", "unknown_tag": "unknown tag",
-              "table_not_clear": "clear the table", "revoke": "revoke", "invalid_control": "not allowed now",
-              "not_in_play": "card laid before play"}
 # The parts a page can ask the event stream for, and the template of each.
 PARTS = {"table": "_table.html", "controls": "_controls.html", "history": "_history.html",
          "pulka": "_pulka.html"}
@@ -81,7 +79,8 @@ def environment() -> Environment:
     env.filters["card"] = card_html
     env.filters["game"] = game_html
     env.globals.update(BIDS=BIDS, WHIST_CALLS=WHIST_CALLS, WHIST_MODES=WHIST_MODES, BUTTONS=BUTTONS,
-                       PHASE_TEXT=PHASE_TEXT, ALERT_TEXT=ALERT_TEXT, SUIT_NAMES=SUIT_NAMES)
+                       PHASE_TEXT=PHASE_TEXT, SUIT_NAMES=SUIT_NAMES,
+                       advice=mistake_advice)
     return env
 
 
