@@ -379,10 +379,12 @@ class PacedPlayers:
 
 def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameConfig,
              stream: TextIO, timeout: float | None = None, keyboard: TextIO | None = None,
-             web_port: int | None = None) -> dict:
+             web_port: int | None = None, web: str | None = None) -> dict:
     """Play ``deals`` simulated deals through the emulated hub; return paths and the summary.
 
-    With ``web_port`` the live table page is served on 127.0.0.1 at that port while it plays.
+    With ``web`` (``host:port``) or ``web_port`` (a port on 127.0.0.1) the live table page is
+    served while it plays (``0.0.0.0:8080``: for the phones on the LAN, announced as
+    ``preftable.local``).
 
     ``keyboard``: a terminal whose Enter key is the table's ``confirm`` button
     (the demo's hub has no buttons).  Ctrl-C raises KeyboardInterrupt holding
@@ -402,15 +404,21 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     settings = Settings(game=game, backend="hub",
                         sections={"hub": HubConfig(port=path, zones=tuple(zones)), "display": DisplayConfig("hub")})
     service = TableService(settings, deck, log_dir)
+    listen = web if web is not None else None if web_port is None else f"127.0.0.1:{web_port}"
     web = None
-    if web_port is not None:       # before the session: a port in use leaves no empty session behind
+    if listen is not None:         # before the session: a port in use leaves no empty session behind
         from .web import WebConfig, WebError, for_service
+        from .web.config import parse_listen
+        host, port = parse_listen(listen, "--web")
         try:
-            web = for_service(service, WebConfig(port=web_port))
+            web = for_service(service, WebConfig(host=host, port=port))
         except WebError:
             emulator.close()
             raise
-        stream.write(f"the live table page: {web.server.url}  (PIN {web.server.gate.pin})\n")
+        stream.write("\n".join(web.join.lines()) + "\n")
+        if stream.isatty() and not web.join.local_only:
+            from .web.join import qr_terminal
+            stream.write(qr_terminal(web.join.url))
         stream.flush()
     session = service.open_session(new=True)
     if game.rules.bidding:
@@ -509,7 +517,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         result = run_demo(deals=args.deals, speed=args.speed, seed=args.seed, log_dir=Path(args.log_dir),
-                          game=game, stream=out, keyboard=keyboard, web_port=getattr(args, "web", None))
+                          game=game, stream=out, keyboard=keyboard, web=getattr(args, "web", None))
     except KeyboardInterrupt as exc:
         where = f"; the game log so far is in {exc.args[0]}" if exc.args else ""
         sys.stderr.write(f"preftable: demo interrupted (Ctrl-C){where}\n")

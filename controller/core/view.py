@@ -173,7 +173,11 @@ def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 
         if zone in leds:
             leds[zone] = ERROR
     if notice and deal is None and not tracker.records and not tracker.alerts:
-        lines[-1] = notice          # before the session's first deal (the web page's PIN)
+        # before the session's first deal: the notice's rows (the web page's address and PIN)
+        # above the status row, in place of the all-zero pulka
+        rows = notice.split("\n")[:DISPLAY_ROWS - 1]
+        lines = rows + [""] * (DISPLAY_ROWS - 1 - len(rows)) + [lines[-1]] if len(rows) > 1 else \
+            lines[:-1] + [notice]
     if tracker.alerts:
         alert = tracker.alerts[-1]
         who = label.get(alert.get("zone"), alert.get("zone") or "")

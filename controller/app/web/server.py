@@ -50,6 +50,7 @@ from ...store.gamelog import EVENTS, SUMMARY, SessionLog
 from .. import report
 from .config import WebError
 from .pages import STATIC, Pages
+from . import remote
 from .pin import COOKIE, PinGate
 
 log = logging.getLogger(__name__)
@@ -353,6 +354,7 @@ class WebServer(LiveServer):
         app.router.add_get("/api/state", self.api_state)
         app.router.add_post("/api/control", self.api_control)
         app.router.add_post("/pin", self.pin)
+        remote.add_routes(self, app)        # the phone as the table's remote (names, the pulka, /join)
 
     # ------------------------------------------------------------------ helpers
 
