@@ -36,21 +36,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     log_dir = Path(args.log_dir or settings.log_dir)
 
     def print_summary(summary: dict, path: Path) -> None:
-        """FORMATS.md: the end of a session prints its summary JSON -- to a pipe or a file
-        (scripts read it); on a terminal, the pulka and the settlement as a person reads them,
-        and where the JSON is."""
-        if sys.stdout.isatty():
-            from ..store.gamelog import SessionLog
-            from .textview import summary_text
-            try:
-                names = SessionLog(path.parent).game_config().table.names
-            except PreftableError:
-                names = settings.game.table.names
-            sys.stdout.write(f"the pulka of {path.parent.name} is closed:\n\n" + summary_text(summary, names)
-                             + f"\nits summary JSON: {path}\n")
-        else:
-            sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
+        print_closed(summary, path, sys.stdout, settings.game.table.names)
 
     ctx = backends.RunContext(settings, clock=None)
     interrupted: list[int] = []
@@ -97,6 +83,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"preftable: stopped (Ctrl-C); the game log is in {session.folder}, "
                          "`preftable run` resumes it\n")
     return 0
+
+
+def print_closed(summary: dict, path: Path, out, names=None) -> None:
+    """A closed pulka: FORMATS.md's summary JSON to a pipe or a file (scripts read it); on a
+    terminal, the deals, the pulka and the settlement as a person reads them, and where the
+    JSON is (``path``: the session's summary.json)."""
+    if out.isatty():
+        from ..store.gamelog import SessionLog
+        from .textview import summary_text
+        try:
+            names = SessionLog(path.parent).game_config().table.names     # the names it was played with
+        except PreftableError:
+            pass
+        out.write(f"the pulka of {path.parent.name} is closed:\n\n" + summary_text(summary, names or {})
+                  + f"\nits summary JSON: {path}\n")
+    else:
+        out.write(json.dumps(summary, ensure_ascii=False) + "\n")
+    out.flush()
 
 
 def announce_page(settings, log_dir: Path, service) -> None:

@@ -1,0 +1,76 @@
+"""``run`` with a ``[web]`` section prints the page's address and PIN at start, without ``-v``;
+``run --new`` on a pipe still prints the closed session's summary JSON (FORMATS.md), and on
+a terminal the settlement a person reads."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _config(tmp_path: Path) -> Path:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[readers]\nbackend = "sim"\n[sim]\nspeed = 1.0\n[display]\nkind = "none"\n'
+                   f'[web]\nlisten = "127.0.0.1:0"\npin = "86420"\n[log]\ndir = "{tmp_path / "logs"}"\n',
+                   encoding="utf-8")
+    return cfg
+
+
+def test_run_prints_the_page_and_its_pin_at_start(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "controller", "run", "--config", str(_config(tmp_path))],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    first: list[str] = []
+    got = threading.Event()
+
+    def read():
+        first.append(proc.stdout.readline())
+        got.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        assert got.wait(60), "run printed nothing"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert first[0].startswith("the live table page: http://127.0.0.1:") and "(PIN 86420)" in first[0], (first, err)
+    assert proc.returncode == 0, err
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def _closed(tmp_path: Path):
+    from controller.app.commands import close_unfinished
+    from controller.core.config import GameConfig, Table
+    from controller.core.events import placed
+    from controller.store.gamelog import SessionLog
+
+    game = GameConfig(Table(names={"seat1": "Anna", "seat2": "Boris", "seat3": "Vera"}))
+    SessionLog.create(tmp_path, game, None).close()
+    printed = []
+    close_unfinished(tmp_path, lambda summary, path: printed.append((summary, path)))
+    return printed[0]
+
+
+def test_run_new_prints_the_settlement_on_a_terminal_and_the_json_on_a_pipe(tmp_path):
+    from controller.app.commands import print_closed
+
+    summary, path = _closed(tmp_path)
+    terminal, pipe = Terminal(), io.StringIO()
+    print_closed(summary, path, terminal)
+    print_closed(summary, path, pipe)
+    text = terminal.getvalue()
+    assert "settlement (sochi), in whists:" in text and "Anna" in text and f"its summary JSON: {path}" in text
+    assert not text.lstrip().startswith("{")
+    assert json.loads(pipe.getvalue()) == summary                  # FORMATS.md: scripts read the JSON
