@@ -235,7 +235,97 @@ def demo_simulator(game: GameConfig, seed: int, deck, speed: float) -> TableSimu
                           gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed))
 
 
-def play_in_order(emulator, events, zones, speed: float, stop: threading.Event) -> None:
+class TableFollower:
+    """What the simulated players notice of the table, as people at it would: a card taken
+    back by ``undo`` (from the page, a button) is laid again -- lifted and laid once more,
+    the seat plays again (RULES.md "The table's buttons") -- and a card of theirs the table
+    refused meanwhile as out of turn is lifted and laid again after it.
+
+    An inline bus subscriber: it sees every event and signal as the table loop handles it;
+    the players wait for each card they lay to be handled before the next move, so they know
+    at once whether the table took it."""
+
+    name = "demo followers"
+    inline = True
+    WAIT_S = 30.0               # a card the table never hears of: the emulated hub is stuck
+
+    def __init__(self, deck=None):
+        self.deck = deck
+        self._changed = threading.Condition()
+        self._undone: list[tuple[str, str]] = []     # (zone, card) taken back, to lay again
+        self._handled: dict[tuple[str, str], int] = {}   # (zone, uid) -> times the loop handled it laid
+        self._refused: set[tuple[str, str]] = set()  # (zone, card) refused as out of turn, newest
+        self.stopped = False
+
+    # --- the bus side (the table loop's thread) ---------------------------------------------
+
+    def receive(self, item) -> None:
+        with self._changed:
+            event = item.event
+            if event is not None and event.event == PLACED:
+                key = (event.zone, event.uid if event.uid is not None else emulator_uid(event.card))
+                self._handled[key] = self._handled.get(key, 0) + 1
+            for signal in item.signals:
+                data = signal.data
+                if signal.kind == "undo" and data.get("card") is not None:
+                    self._undone.append((data["zone"], data["card"]))
+                elif signal.kind == "mistake" and data.get("type") == "out_of_turn":
+                    self._refused.add((data.get("zone"), data.get("card")))
+            self._changed.notify_all()
+
+    def tick(self, now: float) -> None:
+        pass
+
+    def close(self) -> None:
+        with self._changed:
+            self.stopped = True
+            self._changed.notify_all()
+
+    # --- the players' side -------------------------------------------------------------------
+
+    def handled(self, zone: str, uid: str) -> int:
+        with self._changed:
+            return self._handled.get((zone, uid), 0)
+
+    def wait_handled(self, zone: str, uid: str, before: int) -> None:
+        """Until the table loop has handled the card laid (its count went past ``before``)."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: self.stopped or self._handled.get((zone, uid), 0) > before,
+                                          timeout=self.WAIT_S):
+                raise LinkError(f"the table never heard of the card laid on {zone}")
+
+    def undone(self) -> list[tuple[str, str]]:
+        """The cards taken back since last asked (and forget them), as (zone, uid)."""
+        with self._changed:
+            undone, self._undone = self._undone, []
+        return [(zone, self.uid(card)) for zone, card in undone]
+
+    def refused(self, zone: str, uid: str) -> bool:
+        """Whether the table refused this card as out of turn (asked once: forgotten after)."""
+        key = (zone, str(self.card(uid)))
+        with self._changed:
+            if key in self._refused:
+                self._refused.discard(key)
+                return True
+        return False
+
+    def uid(self, card: str) -> str:
+        """The tag of ``card`` (the deck's, else the emulator's made-up one for a card by name)."""
+        if self.deck is not None:
+            for uid, known in self.deck.cards.items():
+                if str(known) == card:
+                    return uid
+        return emulator_uid(parse_card(card))
+
+    def card(self, uid: str):
+        if self.deck is not None and self.deck.card_for(uid) is not None:
+            return self.deck.card_for(uid)
+        from ..core.cards import DECK as CARDS
+        return next((c for c in CARDS if emulator_uid(c) == uid), None)
+
+
+def play_in_order(emulator, events, zones, speed: float, stop: threading.Event,
+                  follower: TableFollower | None = None) -> None:
     """Lay the simulated players' moves on the emulated hub's readers at their times (divided by ``speed``).
 
     Each card laid waits until the hub has reported everything before it: the
@@ -259,25 +349,74 @@ def play_in_order(emulator, events, zones, speed: float, stop: threading.Event) 
                 return False
         return True
 
-    for event in events:
-        if event.event not in (PLACED, REMOVED) or event.zone not in by_zone:
-            continue
-        reader = by_zone[event.zone]
-        uid = event.uid if event.uid is not None else emulator_uid(event.card)
-        delay = start + event.t / speed - time.monotonic()
-        if delay > 0 and stop.wait(delay):
-            return
+    def move(kind: str, reader: int, uid: str) -> bool:
         # a card is laid once every earlier move has been reported; a card is taken away once
         # every card laid has been (else a tag lying for less than two polls would never be seen)
-        while not caught_up(reader, uid, gone_too=event.event == PLACED):
+        while not caught_up(reader, uid, gone_too=kind == PLACED):
             if stop.wait(0.01):
-                return
-        if event.event == PLACED:
+                return False
+        # a card laid again while the hub still reports it (a flicker) is never reported anew
+        fresh[0] = kind == PLACED and emulator.reported()[reader] != uid
+        if kind == PLACED:
             emulator.place(reader, uid)
             laid[reader] = uid
         else:
             emulator.remove(reader, uid)
             laid.pop(reader, None)
+        return True
+
+    fresh = [False]             # the last card laid is new to the hub (it will report it)
+
+    def lay(zone: str, uid: str) -> bool:
+        """Lay a card and wait until the table has handled it (so its answer is known)."""
+        before = follower.handled(zone, uid)
+        if not move(PLACED, by_zone[zone], uid):
+            return False
+        if fresh[0]:
+            follower.wait_handled(zone, uid, before)
+        return True
+
+    def follow() -> bool:
+        """Lay again what the table took back (lift it, lay it: the hub must see it go)."""
+        for zone, uid in follower.undone():
+            reader = by_zone[zone]
+            lying = laid.get(reader) == uid
+            if lying and not move(REMOVED, reader, uid):
+                return False
+            if not lay(zone, uid):
+                return False
+            if not lying and not move(REMOVED, reader, uid):
+                return False        # it had been gathered already: laid again, then gathered again
+        return True
+
+    moves = [e for e in events if e.event in (PLACED, REMOVED) and e.zone in by_zone]
+    for index, event in enumerate(moves):
+        reader = by_zone[event.zone]
+        uid = event.uid if event.uid is not None else emulator_uid(event.card)
+        delay = start + event.t / speed - time.monotonic()
+        if delay > 0 and stop.wait(delay):
+            return
+        if follower is None:
+            if not move(event.event, reader, uid):
+                return
+            continue
+        if not follow():
+            return
+        if event.event == REMOVED:
+            if not move(REMOVED, reader, uid):
+                return
+            continue
+        if not lay(event.zone, uid):
+            return
+        following = moves[index + 1] if index + 1 < len(moves) else None
+        probe = following is not None and following.event == REMOVED and following.zone == event.zone
+        if not probe and follower.refused(event.zone, uid):
+            # a play laid just after an undo from elsewhere: lift it, lay the card taken back,
+            # then this one again (the table ignores a refused card until it is taken back)
+            if not (move(REMOVED, reader, uid) and follow() and lay(event.zone, uid)):
+                return
+    if follower is not None:
+        follow()
 
 
 def emulator_uid(card) -> str:
@@ -430,8 +569,11 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     view = LiveView(deals, stream, game.table.names, link=source.link, confirm_hint=hint)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
     players = PacedPlayers(emulator, zones, deck, speed) if game.rules.bidding else None
+    follower = TableFollower(deck) if players is None else None
     if players is not None:
         service.outputs.append(players)
+    if follower is not None:
+        service.outputs.append(follower)
     if web is not None:
         service.outputs.append(web)
     if keyboard is not None:
@@ -448,7 +590,7 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
             if players is not None:
                 players.play(events)
             else:
-                play_in_order(emulator, events, zones, speed, service.stop_event)
+                play_in_order(emulator, events, zones, speed, service.stop_event, follower)
         except LinkError as exc:
             failure.append(str(exc))
         script_done.set()
@@ -490,8 +632,32 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     except ImportError:          # the report module is optional for the demo
         log.warning("no report module: skipping the pulka picture")
     else:
-        paths.update(write_report(report_input, session.folder, names=dict(game.table.names)))
-    return {"summary": summary, "paths": paths, "session": session.folder}
+        # the names the table ended with (named from the page, or the config's)
+        paths.update(write_report(report_input, session.folder, names=dict(service.tracker.config.table.names)))
+    return {"summary": summary, "paths": paths, "session": session.folder,
+            "recorded": recorded(summary, session.folder / EVENTS), "names": dict(service.tracker.config.table.names)}
+
+
+def recorded(summary: Mapping, events_path: Path) -> dict:
+    """What the session's game log holds: its deals (complete or not), and how many mistakes
+    and taken-back lines its derived lines say there were."""
+    import json
+    deals = summary["deals"]
+    counts = {"deals": len(deals), "complete": sum(1 for d in deals if d["complete"]), "mistakes": 0, "undos": 0}
+    with open(events_path, encoding="utf-8") as lines:
+        for line in lines:
+            if '"kind": "mistake"' in line or '"kind": "undo"' in line:
+                kind = json.loads(line).get("kind")
+                counts["mistakes" if kind == "mistake" else "undos"] += 1
+    return counts
+
+
+def recorded_text(counts: Mapping, asked: int) -> str:
+    """The demo's last line: ``recorded 3 of 3 deals (all complete), 2 mistakes, 1 line taken back``."""
+    complete = counts["complete"]
+    state = "all complete" if complete == counts["deals"] else f"{complete} complete"
+    return (f"recorded {counts['deals']} of {plural(asked, 'deal')} ({state}), "
+            f"{plural(counts['mistakes'], 'mistake')}, {plural(counts['undos'], 'line')} taken back")
 
 
 def preftable_command() -> str:
@@ -522,12 +688,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
         where = f"; the game log so far is in {exc.args[0]}" if exc.args else ""
         sys.stderr.write(f"preftable: demo interrupted (Ctrl-C){where}\n")
         return 130
-    out.write("\n" + summary_text(result["summary"], game.table.names))
-    out.write(f"\nplayed {plural(args.deals, 'deal')} in {time.monotonic() - started:.1f} s; files written:\n")
+    out.write("\n" + summary_text(result["summary"], result["names"]))
+    counts = result["recorded"]
+    out.write(f"\nplayed {plural(counts['complete'], 'deal')} in {time.monotonic() - started:.1f} s; "
+              "files written:\n")
     for kind, path in result["paths"].items():
         out.write(f"  {kind:<8} {path}\n")
     paths = result["paths"]
     out.write(f"replay it with: {preftable_command()} replay {shlex.quote(str(paths['events']))}\n")
+    out.write(recorded_text(counts, args.deals) + "\n")
+    if counts["complete"] < args.deals:         # not a success: say so, and in the status
+        sys.stderr.write(f"preftable: demo: only {plural(counts['complete'], 'complete deal')} of "
+                         f"{args.deals} recorded; the game log shows what happened\n")
+        return 1
     return 0
 
 
