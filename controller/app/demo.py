@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Callable, Mapping, TextIO
 
 from ..core.config import GameConfig, Table, load_game_config
-from ..core.errors import LinkError
+from ..core.errors import LinkError, PreftableError
 from ..core.events import PLACED, REMOVED, button
 from ..store.gamelog import CONFIG, DECK, EVENTS
 from .outputs import HubOutputs
 from .service import TableService
 from .settings import Settings
-from .sim import BiddingSimulator, Noise, TableSimulator, make_deck
+from .sim import BiddingSimulator, Noise, PageLine, TableSimulator, make_deck
 from .backends.display import DisplayConfig
 from .backends.hub import HubConfig, HubSource
 from .linkstate import link_state
@@ -222,7 +222,7 @@ def _game_words(code: str | None) -> str:
 # options.py (the CLI reads them without importing the demo).
 
 
-def demo_simulator(game: GameConfig, seed: int, deck, speed: float) -> TableSimulator:
+def demo_simulator(game: GameConfig, seed: int, deck, speed: float, entry: str = "tokens") -> TableSimulator:
     """The simulated players of the demo (sim times are divided by ``speed`` when played).
 
     Above :data:`MAX_SPEED` (only callers other than the CLI ask for that) the
@@ -230,7 +230,8 @@ def demo_simulator(game: GameConfig, seed: int, deck, speed: float) -> TableSimu
     """
     if game.rules.bidding:          # whole games; played by PacedPlayers, on the table's own events
         return BiddingSimulator(game, seed=seed, deck=deck, noise=Noise.demo(), step_s=0.5,
-                                gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed))
+                                gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed),
+                                entry=entry)
     return TableSimulator(game, seed=seed, deck=deck, noise=Noise.demo(), step_s=0.5,
                           gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed))
 
@@ -430,6 +431,16 @@ def demo_deck(game: GameConfig, seed: int):
     return make_deck(seed, token_sets=game.table.players if game.rules.bidding else 0)
 
 
+def page_entry(service, zones):
+    """How the demo's players enter a line on the page: the same parsing and the same
+    ``service.submit`` as ``POST /api/control`` (a bad line raises, as the page is refused)."""
+    from ..core.events import event_from_dict
+
+    def enter(line: dict) -> None:
+        service.submit(event_from_dict({**line, "t": 0.0}, tuple(zones)))
+    return enter
+
+
 def demo_tracker(game: GameConfig, deck):
     """The tracker that reads the demo's table (bidding tokens with ``rules.bidding``)."""
     from ..core.tracker import DealTracker
@@ -451,8 +462,10 @@ class PacedPlayers:
     inline = True
     MOVE_WAIT_S = 30.0          # a tag the hub never reports: the emulated hub is stuck
 
-    def __init__(self, emulator, zones: list[str], deck, speed: float):
+    def __init__(self, emulator, zones: list[str], deck, speed: float, enter=None):
         self.emulator = emulator
+        self.enter = enter                              # a line entered on the page (PageLine) -> the table
+        self.controls = 0                               # control lines the loop has handled
         self.reader = {zone: i for i, zone in enumerate(zones)}
         self.deck = deck
         self.speed = speed
@@ -466,6 +479,8 @@ class PacedPlayers:
     def receive(self, item) -> None:
         event = item.event
         with self.changed:
+            if event is not None and event.uid is None and event.card is None:
+                self.controls += 1
             if event is not None and event.uid is not None:
                 key = (event.zone, event.uid)
                 if event.event == "placed":
@@ -502,6 +517,14 @@ class PacedPlayers:
             last_t = event.t
             if self.stopped:
                 return
+            if isinstance(event, PageLine):             # entered on the phone, as the page posts it
+                if event.event == "result":             # a deal's first line: on a clear table
+                    self._wait(lambda: not self.idle or not self._cards_lying(), "the last deal's cards lifted")
+                with self.changed:
+                    before = self.controls
+                self.enter(event.line)
+                self._wait(lambda: self.controls > before, f"the table taking {event.line}")
+                continue
             reader, key = self.reader[event.zone], (event.zone, event.uid)
             if event.event == "removed":
                 self.emulator.remove(reader, event.uid)
@@ -518,7 +541,7 @@ class PacedPlayers:
 
 def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameConfig,
              stream: TextIO, timeout: float | None = None, keyboard: TextIO | None = None,
-             web_port: int | None = None, web: str | None = None) -> dict:
+             web_port: int | None = None, web: str | None = None, entry: str = "tokens") -> dict:
     """Play ``deals`` simulated deals through the emulated hub; return paths and the summary.
 
     With ``web`` (``host:port``) or ``web_port`` (a port on 127.0.0.1) the live table page is
@@ -533,7 +556,7 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
 
     zones = list(game.table.seats) + ["prikup"]
     deck = demo_deck(game, seed)
-    sim = demo_simulator(game, seed, deck, speed)
+    sim = demo_simulator(game, seed, deck, speed, entry)
     events = list(sim.deals(deals))
     emulator = HubEmulator(readers=len(zones), absent_ms=300, poll_ms=20)
     emulator.open_pty()
@@ -568,7 +591,8 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     hint = "fix it, then press Enter to confirm" if keyboard is not None else "fix it, then press confirm"
     view = LiveView(deals, stream, game.table.names, link=source.link, confirm_hint=hint)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
-    players = PacedPlayers(emulator, zones, deck, speed) if game.rules.bidding else None
+    players = PacedPlayers(emulator, zones, deck, speed, enter=page_entry(service, zones)) \
+        if game.rules.bidding else None
     follower = TableFollower(deck) if players is None else None
     if players is not None:
         service.outputs.append(players)
@@ -591,8 +615,9 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
                 players.play(events)
             else:
                 play_in_order(emulator, events, zones, speed, service.stop_event, follower)
-        except LinkError as exc:
+        except PreftableError as exc:       # the hub stuck, or a line the tracker cannot read
             failure.append(str(exc))
+            service.stop()
         script_done.set()
 
     expected_s = events[-1].t / speed
@@ -683,7 +708,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         result = run_demo(deals=args.deals, speed=args.speed, seed=args.seed, log_dir=Path(args.log_dir),
-                          game=game, stream=out, keyboard=keyboard, web=getattr(args, "web", None))
+                          game=game, stream=out, keyboard=keyboard, web=getattr(args, "web", None),
+                          entry=getattr(args, "entry", "tokens"))
     except KeyboardInterrupt as exc:
         where = f"; the game log so far is in {exc.args[0]}" if exc.args else ""
         sys.stderr.write(f"preftable: demo interrupted (Ctrl-C){where}\n")
