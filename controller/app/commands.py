@@ -117,6 +117,9 @@ def announce_page(settings, log_dir: Path, service) -> None:
         out.write(qr_terminal(info.url))
     out.flush()
     service.set_notice("\n".join(display_rows(info)))
+    for output in service.outputs:          # the run board keeps it under the box, between deals too
+        if hasattr(output, "join_line"):
+            output.join_line = f"phones: {info.url}  PIN {info.pin}"
 
 
 def keyboard_confirm(service) -> str:

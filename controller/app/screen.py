@@ -201,6 +201,8 @@ class TerminalBoard:
         self._state = None
         #: how a mistake is cleared at this table (``run`` sets it from the buttons it has)
         self.confirm_hint = "fix it, then press confirm"
+        #: the page's address and PIN for the phones (``run`` sets it with a [web] section)
+        self.join_line = ""
         self.screen.capture_logging()
 
     def _lines(self) -> list[Line]:
@@ -211,6 +213,8 @@ class TerminalBoard:
         # under the box, in full: whose turn it is (a mistake on the box's last row hides it there)
         if self._turn:
             lines.append((f"to play: \u25b6 {', '.join(self._turn)}", TURN))
+        if self.join_line and not self._advice:
+            lines.append((self.join_line, DIM))      # where the phones open the page, always in view
         if self._advice:
             lines.append((f"! {self._advice} - {self.confirm_hint}", MISTAKE))
         elif self._mistake:

@@ -74,3 +74,18 @@ def test_run_new_prints_the_settlement_on_a_terminal_and_the_json_on_a_pipe(tmp_
     assert "settlement (sochi), in whists:" in text and "Anna" in text and f"its summary JSON: {path}" in text
     assert not text.lstrip().startswith("{")
     assert json.loads(pipe.getvalue()) == summary                  # FORMATS.md: scripts read the JSON
+
+
+def test_the_run_board_keeps_the_page_and_pin_in_view_between_deals(tmp_path):
+    from types import SimpleNamespace
+
+    from controller.app.bus import Published
+    from controller.app.screen import TerminalBoard
+    from controller.core.config import GameConfig
+    from controller.core.snapshot import SnapshotBuilder
+    from controller.core.tracker import DealTracker
+
+    board = TerminalBoard(io.StringIO())
+    board.join_line = "phones: http://preftable.local:8080/  PIN 482913"
+    board.receive(Published(None, (), SnapshotBuilder("s").build(DealTracker(GameConfig()), seq=0)))
+    assert ("phones: http://preftable.local:8080/  PIN 482913", "dim") in board._lines()
