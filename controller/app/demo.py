@@ -24,7 +24,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Mapping, TextIO
+from typing import Mapping, TextIO
 
 from ..core.config import GameConfig, Table, load_game_config
 from ..core.errors import LinkError, PreftableError

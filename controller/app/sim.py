@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from ..core.bidding import BID_ORDER, RANK, level, trump_of

@@ -53,7 +53,6 @@ class Terminal(io.StringIO):
 def _closed(tmp_path: Path):
     from controller.app.commands import close_unfinished
     from controller.core.config import GameConfig, Table
-    from controller.core.events import placed
     from controller.store.gamelog import SessionLog
 
     game = GameConfig(Table(names={"seat1": "Anna", "seat2": "Boris", "seat3": "Vera"}))
@@ -77,7 +76,6 @@ def test_run_new_prints_the_settlement_on_a_terminal_and_the_json_on_a_pipe(tmp_
 
 
 def test_the_run_board_keeps_the_page_and_pin_in_view_between_deals(tmp_path):
-    from types import SimpleNamespace
 
     from controller.app.bus import Published
     from controller.app.screen import TerminalBoard

@@ -6,10 +6,8 @@ saved with the session."""
 from __future__ import annotations
 
 import json
-import threading
 import urllib.error
 import urllib.request
-from types import SimpleNamespace
 
 import pytest
 
