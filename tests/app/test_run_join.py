@@ -87,3 +87,21 @@ def test_the_run_board_keeps_the_page_and_pin_in_view_between_deals(tmp_path):
     board.join_line = "phones: http://preftable.local:8080/  PIN 482913"
     board.receive(Published(None, (), SnapshotBuilder("s").build(DealTracker(GameConfig()), seq=0)))
     assert ("phones: http://preftable.local:8080/  PIN 482913", "dim") in board._lines()
+
+
+def test_demo_web_takes_a_port_or_host_and_port():
+    import argparse
+
+    import pytest
+
+    from controller.app.options import web_address
+
+    assert web_address("8080") == "127.0.0.1:8080"
+    assert web_address("0.0.0.0:8080") == "0.0.0.0:8080"
+    assert web_address("[::]:8090") == "[::]:8090"
+    for bad in ("nowhere:port", "0.0.0.0:70000", "70000"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            web_address(bad)
+    run = subprocess.run([sys.executable, "-m", "controller", "demo", "--web", "0.0.0.0:99999"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and run.stderr.count("\n") == 1 and "--web" in run.stderr
