@@ -105,3 +105,16 @@ def test_demo_web_takes_a_port_or_host_and_port():
     run = subprocess.run([sys.executable, "-m", "controller", "demo", "--web", "0.0.0.0:99999"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "--web" in run.stderr
+
+
+def test_the_display_shows_the_page_and_pin_at_boot():
+    from controller.app.web.join import display_rows, join_info
+    from controller.app.web.config import WebConfig
+    from controller.core.config import GameConfig
+    from controller.core.tracker import DealTracker
+    from controller.core.view import indications
+
+    info = join_info(WebConfig(host="0.0.0.0", port=8080), "482913", addresses=["192.168.1.23"])
+    rows = indications(DealTracker(GameConfig()), notice="\n".join(display_rows(info))).lines
+    assert rows[:2] == ("preftable.local:8080", "PIN 482913") and rows[3].startswith("next: ")
+    assert all(len(row) <= 20 for row in rows)
