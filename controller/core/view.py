@@ -166,8 +166,14 @@ def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 
             dealer, step = tracker.next_deal_params()
             # with bidding the first bid waits for a clear table (no card on any zone)
             unclear = tracker.leftover or (tracker.rules.bidding and tracker.present)
-            lines.append("clear the table" if unclear
-                         else f"next: {label[dealer]} x{tracker.rules.progression[step]}")
+            status = f"next: {label[dealer]} x{tracker.rules.progression[step]}"
+            pin = notice.split("\n")[-1] if notice else ""
+            if pin and tracker.records:
+                # between deals the notice's last row (the web page's PIN) goes beside the next
+                # dealer and price when it fits, so a phone can still join: "P2 x1 PIN 482913"
+                compact = f"{label[dealer]} x{tracker.rules.progression[step]} {pin}"
+                status = compact if len(compact) <= DISPLAY_COLS else status
+            lines.append("clear the table" if unclear else status)
     for alert in tracker.alerts:
         zone = alert.get("zone")
         if zone in leds:

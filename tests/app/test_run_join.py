@@ -118,3 +118,18 @@ def test_the_display_shows_the_page_and_pin_at_boot():
     rows = indications(DealTracker(GameConfig()), notice="\n".join(display_rows(info))).lines
     assert rows[:2] == ("preftable.local:8080", "PIN 482913") and rows[3].startswith("next: ")
     assert all(len(row) <= 20 for row in rows)
+
+
+def test_the_display_keeps_the_pin_beside_the_next_dealer_between_deals():
+    from controller.core.config import GameConfig, Table
+    from controller.app.sim import Noise, TableSimulator
+    from controller.core.tracker import DealTracker
+    from controller.core.view import indications
+
+    for names, expected in (({}, "P1 x2 PIN 482913"), ({"seat1": "Boris"}, "Boris x2 PIN 482913")):
+        game = GameConfig(Table(names=names))
+        tracker = DealTracker(game)
+        for event in TableSimulator(game, seed=1, noise=Noise()).deals(1):
+            tracker.feed(event)
+        rows = indications(tracker, names, notice="preftable.local:8080\nPIN 482913").lines
+        assert rows[-1] == expected and all(len(row) <= 20 for row in rows)
