@@ -177,6 +177,8 @@ def test_closing_the_pulka_from_the_phone_writes_its_summary_and_starts_a_new_on
     page.wait_for_function(f"() => document.body.dataset.session !== {json.dumps(first.name)}")
     summary = json.loads((first / "summary.json").read_text(encoding="utf-8"))
     assert "pulka" in summary and "settlement" in summary
+    page.wait_for_selector("#control-status:has-text('the pulka is closed')")
+    assert not page.is_checked("#close-form input[name=sure]")          # a second tap needs ticking again
     shot(page, "remote-4-pulka-closed")
     page.goto(table.url.rstrip("/") + "/join")
     page.wait_for_selector("#join-qr svg")

@@ -25,7 +25,8 @@
 
   function remember(el) {
     var kept = { checked: [], values: {}, open: [] };
-    el.querySelectorAll("input[type=radio]:checked, input[type=checkbox]:checked").forEach(function (i) {
+    // (not the "pulka is over" tick: a confirmation never outlives a change of the table)
+    el.querySelectorAll("input[type=radio]:checked").forEach(function (i) {
       if (i.form && i.form.id) { kept.checked.push([i.form.id, i.name, i.value, preselected(i.form, i.name)]); }
     });
     el.querySelectorAll("input[type=text], input:not([type])").forEach(function (i) {
@@ -114,7 +115,7 @@
     if (form && form.dataset.event === "claim") { claimCheck(form); }
   });
 
-  function post(url, payload) {
+  function post(url, payload, done) {
     var status = document.getElementById("control-status");
     say(status, "sending…");
     return fetch(url, {
@@ -122,10 +123,20 @@
       headers: { "Content-Type": "application/json" }, body: JSON.stringify(payload)
     }).then(function (r) {
       return r.json().then(function (answer) {
-        say(status, r.ok ? "sent: " + JSON.stringify(answer.line || payload) : "refused: " + answer.error);
+        say(status, r.ok ? (done || "sent: " + JSON.stringify(answer.line || payload)) : "refused: " + answer.error);
         return r.ok;
       });
     }).catch(function () { say(status, "the table did not answer"); return false; });
+  }
+
+  // a form done with: cleared and folded, so a second tap does not do it again
+  function fold(form) {
+    return function (ok) {
+      if (!ok) { return; }
+      form.reset();
+      var details = form.closest("details");
+      if (details) { details.open = false; }
+    };
   }
 
   document.addEventListener("submit", function (ev) {
@@ -136,11 +147,14 @@
     if (form.dataset.action === "/api/names") {
       var names = {};
       data.forEach(function (value, key) { names[key] = value; });
-      post(form.dataset.action, { names: names });
+      post(form.dataset.action, { names: names }, "the names are saved").then(function (ok) {
+        var details = form.closest("details");
+        if (ok && details) { details.open = false; }
+      });
       return;
     }
     if (form.dataset.action === "/api/pulka/close") {
-      post(form.dataset.action, { close: "pulka" });
+      post(form.dataset.action, { close: "pulka" }, "the pulka is closed: a new one has begun").then(fold(form));
       return;
     }
     var line = { event: form.dataset.event };
