@@ -641,6 +641,10 @@ class HubLink:
             self._phase = "ready"
             self.error = None
             self._ready.set()
+            # said after the flag is set: a listener asking ``ready`` now hears True (the
+            # views' and the page's "connected" come from this message; the HELLO's came
+            # while the link still waited for this STATE)
+            self._status(f"table hub at {self.url} ready: reading the table")
             self._flush_queue()
 
     def _zone(self, reader: int) -> str | None:

@@ -36,6 +36,8 @@ QUOTE_LIMIT = 80
 _LONG_QUOTE = re.compile(r"(['\"])([^'\"\n]{%d})[^'\"\n]+\1" % QUOTE_LIMIT)
 #: lines reported one by one; the rest only in the summary
 BAD_LINES_SHOWN = 20
+#: this many unknown tags without a deck: the events came with a deck that was not given
+UNKNOWN_HINT = 10
 
 
 def clip(message: str) -> str:
@@ -51,22 +53,50 @@ def _kind_of(message: str) -> str:
 
 
 class ReplayTally:
-    """What a replay threw away or flagged, by kind, with the first line of each."""
+    """What a replay threw away or flagged, by kind, with the first line of each.
+
+    The skipped lines are reported once the file proves to hold table events (the first
+    signal), so a file with none at all -- empty, or not table events -- is one line."""
 
     def __init__(self, name: str):
         self.name = name
         self.ignored: dict[str, list[int]] = {}       # kind -> [count, first line]
         self.mistakes: dict[str, list[int]] = {}
         self.shown = 0
+        self.held: list[str] | None = []              # reports waiting for the first table event
+
+    def _say(self, text: str) -> None:
+        if self.held is not None:
+            self.held.append(text)
+        else:
+            sys.stderr.write(text)
+
+    def release(self) -> None:
+        """Write the reports held back (the file has table events)."""
+        held, self.held = self.held, None
+        if held:
+            sys.stderr.write("".join(held))
 
     def bad_line(self, number: int, message: str) -> None:
         entry = self.ignored.setdefault(_kind_of(message), [0, number])
         entry[0] += 1
         if self.shown < BAD_LINES_SHOWN:
             self.shown += 1
-            sys.stderr.write(f"{self.name}:{number}: skipped: {clip(message)}\n")
+            self._say(f"{self.name}:{number}: skipped: {clip(message)}\n")
+
+    def nothing(self) -> str:
+        """The one line for a file without a single table event."""
+        skipped = sum(n for n, _ in self.ignored.values())
+        if not skipped:
+            return f"{self.name}: no table events in it (empty)"
+        first = min(first for _, first in self.ignored.values())
+        kind = next(k for k, (_, f) in self.ignored.items() if f == first)
+        return (f"{self.name}: no table events in it: none of its {plural(skipped, 'line')} is one "
+                f"(line {first}: {kind}); FORMATS.md 'Table events' says what a line holds")
 
     def signals(self, number: int, signals) -> None:
+        if self.held is not None:
+            self.release()
         for signal in signals:
             if signal.kind == "mistake":
                 kind = str(signal.data.get("type", "mistake")).replace("_", " ")
@@ -96,7 +126,7 @@ def session_files(events: str, config: str | None, deck: str | None) -> tuple[st
     An events file inside a session folder (FORMATS.md "Game logs") brings the
     session's own ``config.toml`` and ``deck.toml``; an option given wins.
     """
-    from ..store.gamelog import CONFIG, DECK
+    from ..store.gamelog import CONFIG, DECK, EVENTS
 
     if events == "-":
         return config, deck, None
@@ -104,6 +134,15 @@ def session_files(events: str, config: str | None, deck: str | None) -> tuple[st
     found = {name: folder / name for name in (CONFIG, DECK) if (folder / name).is_file()}
     if not found:
         return config, deck, None
+    if Path(events).name != EVENTS:
+        # only a session's events.jsonl takes its folder's files: a deck.toml that merely lies
+        # beside another file is not taken silently, it is named with the option that takes it
+        unused = [f"--{name.split('.')[0]} {found[name]}" for name in (CONFIG, DECK)
+                  if name in found and (config if name == CONFIG else deck) is None]
+        if not unused:
+            return config, deck, None
+        return config, deck, (f"not a session's {EVENTS}: the files beside it are not used "
+                              f"(pass {' '.join(unused)} to use them)")
     own, given = [], []
     if CONFIG in found:
         if config is None:
@@ -146,8 +185,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
                           on_signals=tally.signals)
     if progress is not None:
         sys.stderr.write("\n")
+    if not tracker.events_seen:         # nothing to replay: not an all-zero pulka with exit 0
+        return _fail(tally.nothing())
+    tally.release()
     summary = tracker.summary()
     line = tally.summary(len(summary["deals"]))
+    unknown = tally.mistakes.get("unknown tag", [0])[0]
+    if deck is None and unknown >= UNKNOWN_HINT:
+        line = (line or name) + (f"; {plural(unknown, 'tag')} not in any deck: replay with the deck the "
+                                 "table used, --deck deck.toml (a session folder's own deck.toml is taken "
+                                 "when its events.jsonl is replayed)")
     if line or args.verbose:
         sys.stderr.write((line or f"{name}: nothing ignored, no mistakes") + "\n")
     if args.json:
@@ -254,7 +301,8 @@ HELP: dict[str, tuple[str, list[str], list[str]]] = {
                ["preftable replay logs/2026-12-01T09-00-00Z/events.jsonl",
                 "preftable replay game.jsonl --config config.toml --deck deck.toml --json"],
                ["0  replayed (even with skipped lines)",
-                "2  no such events, config or deck file, or an invalid config or deck"]),
+                "2  no such events, config or deck file, an invalid config or deck, or a file without "
+                "a single table event (empty, or not table events)"]),
     "settle": ("Settle a pulka into balances in whists (RULES.md): a summary JSON as replay --json or a "
                "session's summary.json print it, or just its pulka object.",
                ["preftable settle logs/2026-12-01T09-00-00Z/summary.json",

@@ -13,6 +13,8 @@ import signal
 import sys
 from pathlib import Path
 
+from ..core.errors import PreftableError
+
 log = logging.getLogger("preftable")
 
 
@@ -35,9 +37,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     log_dir = Path(args.log_dir or settings.log_dir)
 
     def print_summary(summary: dict, path: Path) -> None:
-        """FORMATS.md: the end of a session prints its summary JSON."""
-        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
+        print_closed(summary, path, sys.stdout, settings.game.table.names)
 
     ctx = backends.RunContext(settings, clock=None)
     interrupted: list[int] = []
@@ -76,6 +76,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if interrupted:
             service.stop()                  # run() then flushes, closes and returns at once
         log.info("session %s (%s readers)", session.folder, settings.backend)
+        if "web" in settings.present:
+            announce_page(settings, log_dir, service)
         service.run(source)
     finally:
         ctx.close_pins()
@@ -83,6 +85,43 @@ def cmd_run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"preftable: stopped (Ctrl-C); the game log is in {session.folder}, "
                          "`preftable run` resumes it\n")
     return 0
+
+
+def print_closed(summary: dict, path: Path, out, names=None) -> None:
+    """A closed pulka: FORMATS.md's summary JSON to a pipe or a file (scripts read it); on a
+    terminal, the deals, the pulka and the settlement as a person reads them, and where the
+    JSON is (``path``: the session's summary.json)."""
+    if out.isatty():
+        from ..store.gamelog import SessionLog
+        from .textview import summary_text
+        try:
+            names = SessionLog(path.parent).game_config().table.names     # the names it was played with
+        except PreftableError:
+            pass
+        out.write(f"the pulka of {path.parent.name} is closed:\n\n" + summary_text(summary, names or {})
+                  + f"\nits summary JSON: {path}\n")
+    else:
+        out.write(json.dumps(summary, ensure_ascii=False) + "\n")
+    out.flush()
+
+
+def announce_page(settings, log_dir: Path, service) -> None:
+    """``run`` with a ``[web]`` section: the page's address and PIN on standard output at start
+    (no ``-v`` needed), a QR code of it on a terminal, and both on the table's display until
+    the page itself says where it really listens."""
+    from .web.join import display_rows, join_info, pin_for, qr_terminal
+
+    config = settings.section("web")
+    info = join_info(config, pin_for(config, log_dir))
+    out = sys.stdout
+    out.write("\n".join(info.lines()) + "\n")
+    if out.isatty() and not info.local_only:
+        out.write(qr_terminal(info.url))
+    out.flush()
+    service.set_notice("\n".join(display_rows(info)))
+    for output in service.outputs:          # the run board keeps it under the box, between deals too
+        if hasattr(output, "join_line"):
+            output.join_line = f"phones: {info.url}  PIN {info.pin}"
 
 
 def keyboard_confirm(service) -> str:
@@ -167,7 +206,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def add_demo(sub) -> None:
-    from .options import DEFAULT_SPEED, MAX_SPEED, deal_count, demo_speed, port_number
+    from .options import DEFAULT_SPEED, MAX_SPEED, deal_count, demo_speed, web_address
     p = sub.add_parser("demo", help="the whole table simulated: emulated hub, simulated players, live view")
     p.add_argument("--deals", type=deal_count, default=3, help="deals to play, at least 1 (default 3)")
     p.add_argument("--speed", type=demo_speed, default=DEFAULT_SPEED,
@@ -178,9 +217,14 @@ def add_demo(sub) -> None:
     p.add_argument("--config", help="take [table] and [rules] from this config file")
     p.add_argument("--bidding", action="store_true",
                    help="whole games: the players bid with their tokens, play contracts, misères and raspasovkas")
+    p.add_argument("--entry", choices=("tokens", "page"), default="tokens",
+                   help="with --bidding: how the players enter their calls: bidding tokens on their readers "
+                        "(default), or as a group with a phone does -- the auction's result in one line, "
+                        "whists from the page, claims (needs the tracker's second-edition lines)")
     p.add_argument("--log-dir", default="logs", help="game log folder (default ./logs)")
-    p.add_argument("--web", nargs="?", type=port_number, const=8080, metavar="PORT",
-                   help="serve the live table page on 127.0.0.1:PORT while it plays (default 8080)")
+    p.add_argument("--web", nargs="?", type=web_address, const="127.0.0.1:8080", metavar="[HOST:]PORT",
+                   help="serve the live table page while it plays: PORT on 127.0.0.1, or HOST:PORT "
+                        "(0.0.0.0:8080 for the phones on the LAN); default 127.0.0.1:8080")
     p.set_defaults(func=cmd_demo)
 
 

@@ -24,22 +24,22 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Mapping, TextIO
+from typing import Mapping, TextIO
 
 from ..core.config import GameConfig, Table, load_game_config
-from ..core.errors import LinkError
+from ..core.errors import LinkError, PreftableError
 from ..core.events import PLACED, REMOVED, button
 from ..store.gamelog import CONFIG, DECK, EVENTS
 from .outputs import HubOutputs
 from .service import TableService
 from .settings import Settings
-from .sim import BiddingSimulator, Noise, TableSimulator, make_deck
+from .sim import BiddingSimulator, Noise, PageLine, TableSimulator, make_deck
 from .backends.display import DisplayConfig
 from .backends.hub import HubConfig, HubSource
 from .linkstate import link_state
 from .options import MIN_GAP_S, MIN_HUMAN_GAP_S
 from .screen import DIM, MISTAKE, TURN as TURN_STYLE, EnterConfirms, Screen
-from .textview import plural, summary_text
+from .textview import mistake_advice, plural, summary_text
 from ..core.cards import parse_card
 from ..core.snapshot import TableSnapshot
 from ..core.view import ERROR, TURN, WINNER
@@ -47,24 +47,7 @@ from ..core.view import ERROR, TURN, WINNER
 log = logging.getLogger(__name__)
 
 _MARK = {TURN: "\u25b6", WINNER: "\u2605", ERROR: "!"}
-LEGEND = "\u25b6 to play  \u2605 took the last trick  ! mistake awaiting confirm"
-_MISTAKE_WORDS = {"out_of_turn": "played out of turn", "same_card": "laid a card already played",
-                  "unknown_tag": "laid an unknown tag", "table_not_clear": "laid a card before the table was clear",
-                  "revoke": "revoked (did not follow suit)",
-                  "order_guessed": ("laid a card whose order the hub link could not know: "
-                                    "check the trick and press confirm to count it")}
-
-
-def mistake_text(alert: dict, label: Callable[[str], str]) -> str:
-    """A mistake in words: who did what, with which card."""
-    zone = alert.get("zone")
-    who = label(zone) if zone else "someone"
-    what = _MISTAKE_WORDS.get(alert["type"], alert["type"].replace("_", " "))
-    card = f" ({alert['card']})" if alert.get("card") else ""
-    expected = f", {label(alert['expected'])} was to play" if alert.get("expected") else ""
-    return f"{who} {what}{card}{expected}"
-
-
+LEGEND = "\u25b6 to play  \u2605 took the last trick  ! mistake to confirm"
 class LiveView:
     """A live terminal panel: whose turn, the cards on the table, trick counts, pulka, progress.
 
@@ -122,16 +105,14 @@ class LiveView:
             state = self._link_state = link_state(self.link)
             lines.append((state, None if state.startswith("hub connected") else MISTAKE))
         seats = snap.seats
-        if deal is not None and snap.phase in _CALLING:     # --bidding: the table's own display rows
-            lines.append((f"deal {deal['number']}: dealer {self._label(deal['dealer'])}, price x{deal['price']}, "
-                          f"{snap.phase}", None))
-            lines += [(row, TURN_STYLE if i == 0 else None) for i, row in enumerate(snap.display[:4])]
-            lines += [("", None)] * (4 - len(snap.display[:4]))
+        if deal is not None and snap.phase in _CALLING:     # the calls before play, in words
+            lines += self._calling(deal, snap.phase)
         elif deal is not None:
             due = deal["expected"]
             lines.append((f"deal {deal['number']}: dealer {self._label(deal['dealer'])}, price x{deal['price']}, "
                           f"trick {min(tricks + 1, 10)} of 10", None))
-            lines.append((f"to play: \u25b6 {self._label(due) if due else '-'}", TURN_STYLE))
+            lines.append((f"to play: \u25b6 {self._label(due) if due else '-'}"
+                          + (f"   {self._contract(deal)}" if deal.get("declarer") else ""), TURN_STYLE))
             on_table = "  ".join(f"{self._label(z)} {parse_card(c).pretty}" for z, c in deal["current"]) or "-"
             lines.append((f"on the table: {on_table}", None))
             last = snap.last_trick
@@ -154,15 +135,43 @@ class LiveView:
                       None))
         if snap.alerts:
             more = f" (+{len(snap.alerts) - 1} more)" if len(snap.alerts) > 1 else ""
-            lines.append((f"! mistake: {mistake_text(snap.alerts[-1], self._label)}{more}"
-                          f" - {self.confirm_hint}", MISTAKE))
+            turn = (deal or {}).get("turn") or (deal or {}).get("expected")
+            lines.append((f"! {mistake_advice(snap.alerts[-1], self.names, turn)}{more} - {self.confirm_hint}",
+                          MISTAKE))
         else:
             lines.append(("no mistake waiting", None))
         lines.append((LEGEND, DIM))
         return lines
 
+    def _calling(self, deal: Mapping, phase: str) -> list[tuple[str, str | None]]:
+        """The auction, the contract line and the whisting as five rows: who is to call
+        (the ``to play`` row, always there), the calls so far, what they decided."""
+        turn = deal.get("turn")
+        doing = {"auction": "to bid", "contract": "to name the game", "whisting": "to whist or pass"}[phase]
+        calls = "  ".join(f"{self._label(b['seat'])} {_game_words(b['bid'])}" for b in deal.get("auction") or ())
+        whists = "  ".join(f"{self._label(w['seat'])} {w['call']}" for w in deal.get("whist_calls") or ())
+        beat = deal.get("bid_to_beat")
+        return [(f"deal {deal['number']}: dealer {self._label(deal['dealer'])}, price x{deal['price']}, {phase}",
+                 None),
+                (f"to play: \u25b6 {self._label(turn) if turn else '-'} ({doing})", TURN_STYLE),
+                (f"bids: {calls or '-'}", None),
+                (f"highest: {_game_words(beat['bid'])} ({self._label(beat['seat'])})" if beat and phase == "auction"
+                 else f"contract: {self._contract(deal)}" if deal.get("declarer") else "highest: -", None),
+                (f"whist calls: {whists or '-'}", None)]
+
+    def _contract(self, deal: Mapping) -> str:
+        """``Boris 7♥ (whist Vera, closed)``."""
+        game = deal.get("game")
+        text = f"{self._label(deal['declarer'])} {_game_words(game) if game else 'won the auction'}"
+        if deal.get("whisters"):
+            text += f" (whist {', '.join(self._label(w) for w in deal['whisters'])}"
+            text += f", {deal['whist_mode']})" if deal.get("whist_mode") else ")"
+        return text
+
     def receive(self, item) -> None:
         snap = self._snap = item.snapshot
+        if snap.names:
+            self.names = dict(snap.names)       # players named from the page show at once
         if self._closed:
             return
         if self.tty:
@@ -201,11 +210,19 @@ class LiveView:
 _CALLING = ("auction", "contract", "whisting")
 
 
+def _game_words(code: str | None) -> str:
+    """``7h`` -> ``7♥``, ``6n`` -> ``6NT``, ``misere`` -> ``misère``, ``pass`` stays."""
+    from ..core.view import game_text
+    if code in (None, "pass"):
+        return code or "-"
+    return "misère" if code == "misere" else game_text(code)
+
+
 # Real readers need time: the pace of the simulated players and the demo's --speed limit live in
 # options.py (the CLI reads them without importing the demo).
 
 
-def demo_simulator(game: GameConfig, seed: int, deck, speed: float) -> TableSimulator:
+def demo_simulator(game: GameConfig, seed: int, deck, speed: float, entry: str = "tokens") -> TableSimulator:
     """The simulated players of the demo (sim times are divided by ``speed`` when played).
 
     Above :data:`MAX_SPEED` (only callers other than the CLI ask for that) the
@@ -213,12 +230,103 @@ def demo_simulator(game: GameConfig, seed: int, deck, speed: float) -> TableSimu
     """
     if game.rules.bidding is True:  # whole games (bidding tokens); "auto" plays as before, raspasovka
         return BiddingSimulator(game, seed=seed, deck=deck, noise=Noise.demo(), step_s=0.5,
-                                gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed))
+                                gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed),
+                                entry=entry)
     return TableSimulator(game, seed=seed, deck=deck, noise=Noise.demo(), step_s=0.5,
                           gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed))
 
 
-def play_in_order(emulator, events, zones, speed: float, stop: threading.Event) -> None:
+class TableFollower:
+    """What the simulated players notice of the table, as people at it would: a card taken
+    back by ``undo`` (from the page, a button) is laid again -- lifted and laid once more,
+    the seat plays again (RULES.md "The table's buttons") -- and a card of theirs the table
+    refused meanwhile as out of turn is lifted and laid again after it.
+
+    An inline bus subscriber: it sees every event and signal as the table loop handles it;
+    the players wait for each card they lay to be handled before the next move, so they know
+    at once whether the table took it."""
+
+    name = "demo followers"
+    inline = True
+    WAIT_S = 30.0               # a card the table never hears of: the emulated hub is stuck
+
+    def __init__(self, deck=None):
+        self.deck = deck
+        self._changed = threading.Condition()
+        self._undone: list[tuple[str, str]] = []     # (zone, card) taken back, to lay again
+        self._handled: dict[tuple[str, str], int] = {}   # (zone, uid) -> times the loop handled it laid
+        self._refused: set[tuple[str, str]] = set()  # (zone, card) refused as out of turn, newest
+        self.stopped = False
+
+    # --- the bus side (the table loop's thread) ---------------------------------------------
+
+    def receive(self, item) -> None:
+        with self._changed:
+            event = item.event
+            if event is not None and event.event == PLACED:
+                key = (event.zone, event.uid if event.uid is not None else emulator_uid(event.card))
+                self._handled[key] = self._handled.get(key, 0) + 1
+            for signal in item.signals:
+                data = signal.data
+                if signal.kind == "undo" and data.get("card") is not None:
+                    self._undone.append((data["zone"], data["card"]))
+                elif signal.kind == "mistake" and data.get("type") == "out_of_turn":
+                    self._refused.add((data.get("zone"), data.get("card")))
+            self._changed.notify_all()
+
+    def tick(self, now: float) -> None:
+        pass
+
+    def close(self) -> None:
+        with self._changed:
+            self.stopped = True
+            self._changed.notify_all()
+
+    # --- the players' side -------------------------------------------------------------------
+
+    def handled(self, zone: str, uid: str) -> int:
+        with self._changed:
+            return self._handled.get((zone, uid), 0)
+
+    def wait_handled(self, zone: str, uid: str, before: int) -> None:
+        """Until the table loop has handled the card laid (its count went past ``before``)."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: self.stopped or self._handled.get((zone, uid), 0) > before,
+                                          timeout=self.WAIT_S):
+                raise LinkError(f"the table never heard of the card laid on {zone}")
+
+    def undone(self) -> list[tuple[str, str]]:
+        """The cards taken back since last asked (and forget them), as (zone, uid)."""
+        with self._changed:
+            undone, self._undone = self._undone, []
+        return [(zone, self.uid(card)) for zone, card in undone]
+
+    def refused(self, zone: str, uid: str) -> bool:
+        """Whether the table refused this card as out of turn (asked once: forgotten after)."""
+        key = (zone, str(self.card(uid)))
+        with self._changed:
+            if key in self._refused:
+                self._refused.discard(key)
+                return True
+        return False
+
+    def uid(self, card: str) -> str:
+        """The tag of ``card`` (the deck's, else the emulator's made-up one for a card by name)."""
+        if self.deck is not None:
+            for uid, known in self.deck.cards.items():
+                if str(known) == card:
+                    return uid
+        return emulator_uid(parse_card(card))
+
+    def card(self, uid: str):
+        if self.deck is not None and self.deck.card_for(uid) is not None:
+            return self.deck.card_for(uid)
+        from ..core.cards import DECK as CARDS
+        return next((c for c in CARDS if emulator_uid(c) == uid), None)
+
+
+def play_in_order(emulator, events, zones, speed: float, stop: threading.Event,
+                  follower: TableFollower | None = None) -> None:
     """Lay the simulated players' moves on the emulated hub's readers at their times (divided by ``speed``).
 
     Each card laid waits until the hub has reported everything before it: the
@@ -242,25 +350,74 @@ def play_in_order(emulator, events, zones, speed: float, stop: threading.Event) 
                 return False
         return True
 
-    for event in events:
-        if event.event not in (PLACED, REMOVED) or event.zone not in by_zone:
-            continue
-        reader = by_zone[event.zone]
-        uid = event.uid if event.uid is not None else emulator_uid(event.card)
-        delay = start + event.t / speed - time.monotonic()
-        if delay > 0 and stop.wait(delay):
-            return
+    def move(kind: str, reader: int, uid: str) -> bool:
         # a card is laid once every earlier move has been reported; a card is taken away once
         # every card laid has been (else a tag lying for less than two polls would never be seen)
-        while not caught_up(reader, uid, gone_too=event.event == PLACED):
+        while not caught_up(reader, uid, gone_too=kind == PLACED):
             if stop.wait(0.01):
-                return
-        if event.event == PLACED:
+                return False
+        # a card laid again while the hub still reports it (a flicker) is never reported anew
+        fresh[0] = kind == PLACED and emulator.reported()[reader] != uid
+        if kind == PLACED:
             emulator.place(reader, uid)
             laid[reader] = uid
         else:
             emulator.remove(reader, uid)
             laid.pop(reader, None)
+        return True
+
+    fresh = [False]             # the last card laid is new to the hub (it will report it)
+
+    def lay(zone: str, uid: str) -> bool:
+        """Lay a card and wait until the table has handled it (so its answer is known)."""
+        before = follower.handled(zone, uid)
+        if not move(PLACED, by_zone[zone], uid):
+            return False
+        if fresh[0]:
+            follower.wait_handled(zone, uid, before)
+        return True
+
+    def follow() -> bool:
+        """Lay again what the table took back (lift it, lay it: the hub must see it go)."""
+        for zone, uid in follower.undone():
+            reader = by_zone[zone]
+            lying = laid.get(reader) == uid
+            if lying and not move(REMOVED, reader, uid):
+                return False
+            if not lay(zone, uid):
+                return False
+            if not lying and not move(REMOVED, reader, uid):
+                return False        # it had been gathered already: laid again, then gathered again
+        return True
+
+    moves = [e for e in events if e.event in (PLACED, REMOVED) and e.zone in by_zone]
+    for index, event in enumerate(moves):
+        reader = by_zone[event.zone]
+        uid = event.uid if event.uid is not None else emulator_uid(event.card)
+        delay = start + event.t / speed - time.monotonic()
+        if delay > 0 and stop.wait(delay):
+            return
+        if follower is None:
+            if not move(event.event, reader, uid):
+                return
+            continue
+        if not follow():
+            return
+        if event.event == REMOVED:
+            if not move(REMOVED, reader, uid):
+                return
+            continue
+        if not lay(event.zone, uid):
+            return
+        following = moves[index + 1] if index + 1 < len(moves) else None
+        probe = following is not None and following.event == REMOVED and following.zone == event.zone
+        if not probe and follower.refused(event.zone, uid):
+            # a play laid just after an undo from elsewhere: lift it, lay the card taken back,
+            # then this one again (the table ignores a refused card until it is taken back)
+            if not (move(REMOVED, reader, uid) and follow() and lay(event.zone, uid)):
+                return
+    if follower is not None:
+        follow()
 
 
 def emulator_uid(card) -> str:
@@ -272,6 +429,16 @@ def emulator_uid(card) -> str:
 def demo_deck(game: GameConfig, seed: int):
     """The demo's deck: with ``rules.bidding``, one set of bidding tokens per seat too."""
     return make_deck(seed, token_sets=game.table.players if game.rules.bidding is True else 0)
+
+
+def page_entry(service, zones):
+    """How the demo's players enter a line on the page: the same parsing and the same
+    ``service.submit`` as ``POST /api/control`` (a bad line raises, as the page is refused)."""
+    from ..core.events import event_from_dict
+
+    def enter(line: dict) -> None:
+        service.submit(event_from_dict({**line, "t": 0.0}, tuple(zones)))
+    return enter
 
 
 def demo_tracker(game: GameConfig, deck):
@@ -295,8 +462,10 @@ class PacedPlayers:
     inline = True
     MOVE_WAIT_S = 30.0          # a tag the hub never reports: the emulated hub is stuck
 
-    def __init__(self, emulator, zones: list[str], deck, speed: float):
+    def __init__(self, emulator, zones: list[str], deck, speed: float, enter=None):
         self.emulator = emulator
+        self.enter = enter                              # a line entered on the page (PageLine) -> the table
+        self.controls = 0                               # control lines the loop has handled
         self.reader = {zone: i for i, zone in enumerate(zones)}
         self.deck = deck
         self.speed = speed
@@ -310,6 +479,8 @@ class PacedPlayers:
     def receive(self, item) -> None:
         event = item.event
         with self.changed:
+            if event is not None and event.uid is None and event.card is None:
+                self.controls += 1
             if event is not None and event.uid is not None:
                 key = (event.zone, event.uid)
                 if event.event == "placed":
@@ -346,6 +517,14 @@ class PacedPlayers:
             last_t = event.t
             if self.stopped:
                 return
+            if isinstance(event, PageLine):             # entered on the phone, as the page posts it
+                if event.event == "result":             # a deal's first line: on a clear table
+                    self._wait(lambda: not self.idle or not self._cards_lying(), "the last deal's cards lifted")
+                with self.changed:
+                    before = self.controls
+                self.enter(event.line)
+                self._wait(lambda: self.controls > before, f"the table taking {event.line}")
+                continue
             reader, key = self.reader[event.zone], (event.zone, event.uid)
             if event.event == "removed":
                 self.emulator.remove(reader, event.uid)
@@ -362,10 +541,12 @@ class PacedPlayers:
 
 def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameConfig,
              stream: TextIO, timeout: float | None = None, keyboard: TextIO | None = None,
-             web_port: int | None = None) -> dict:
+             web_port: int | None = None, web: str | None = None, entry: str = "tokens") -> dict:
     """Play ``deals`` simulated deals through the emulated hub; return paths and the summary.
 
-    With ``web_port`` the live table page is served on 127.0.0.1 at that port while it plays.
+    With ``web`` (``host:port``) or ``web_port`` (a port on 127.0.0.1) the live table page is
+    served while it plays (``0.0.0.0:8080``: for the phones on the LAN, announced as
+    ``preftable.local``).
 
     ``keyboard``: a terminal whose Enter key is the table's ``confirm`` button
     (the demo's hub has no buttons).  Ctrl-C raises KeyboardInterrupt holding
@@ -375,7 +556,7 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
 
     zones = list(game.table.seats) + ["prikup"]
     deck = demo_deck(game, seed)
-    sim = demo_simulator(game, seed, deck, speed)
+    sim = demo_simulator(game, seed, deck, speed, entry)
     events = list(sim.deals(deals))
     emulator = HubEmulator(readers=len(zones), absent_ms=300, poll_ms=20)
     emulator.open_pty()
@@ -385,15 +566,21 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     settings = Settings(game=game, backend="hub",
                         sections={"hub": HubConfig(port=path, zones=tuple(zones)), "display": DisplayConfig("hub")})
     service = TableService(settings, deck, log_dir)
+    listen = web if web is not None else None if web_port is None else f"127.0.0.1:{web_port}"
     web = None
-    if web_port is not None:       # before the session: a port in use leaves no empty session behind
+    if listen is not None:         # before the session: a port in use leaves no empty session behind
         from .web import WebConfig, WebError, for_service
+        from .web.config import parse_listen
+        host, port = parse_listen(listen, "--web")
         try:
-            web = for_service(service, WebConfig(port=web_port))
+            web = for_service(service, WebConfig(host=host, port=port))
         except WebError:
             emulator.close()
             raise
-        stream.write(f"the live table page: {web.server.url}  (PIN {web.server.gate.pin})\n")
+        stream.write("\n".join(web.join.lines()) + "\n")
+        if stream.isatty() and not web.join.local_only:
+            from .web.join import qr_terminal
+            stream.write(qr_terminal(web.join.url))
         stream.flush()
     session = service.open_session(new=True)
     if game.rules.bidding is True:
@@ -404,9 +591,13 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     hint = "fix it, then press Enter to confirm" if keyboard is not None else "fix it, then press confirm"
     view = LiveView(deals, stream, game.table.names, link=source.link, confirm_hint=hint)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
-    players = PacedPlayers(emulator, zones, deck, speed) if game.rules.bidding is True else None
+    players = PacedPlayers(emulator, zones, deck, speed, enter=page_entry(service, zones)) \
+        if game.rules.bidding else None
+    follower = TableFollower(deck) if players is None else None
     if players is not None:
         service.outputs.append(players)
+    if follower is not None:
+        service.outputs.append(follower)
     if web is not None:
         service.outputs.append(web)
     if keyboard is not None:
@@ -423,9 +614,10 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
             if players is not None:
                 players.play(events)
             else:
-                play_in_order(emulator, events, zones, speed, service.stop_event)
-        except LinkError as exc:
+                play_in_order(emulator, events, zones, speed, service.stop_event, follower)
+        except PreftableError as exc:       # the hub stuck, or a line the tracker cannot read
             failure.append(str(exc))
+            service.stop()
         script_done.set()
 
     expected_s = events[-1].t / speed
@@ -465,8 +657,32 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     except ImportError:          # the report module is optional for the demo
         log.warning("no report module: skipping the pulka picture")
     else:
-        paths.update(write_report(report_input, session.folder, names=dict(game.table.names)))
-    return {"summary": summary, "paths": paths, "session": session.folder}
+        # the names the table ended with (named from the page, or the config's)
+        paths.update(write_report(report_input, session.folder, names=dict(service.tracker.config.table.names)))
+    return {"summary": summary, "paths": paths, "session": session.folder,
+            "recorded": recorded(summary, session.folder / EVENTS), "names": dict(service.tracker.config.table.names)}
+
+
+def recorded(summary: Mapping, events_path: Path) -> dict:
+    """What the session's game log holds: its deals (complete or not), and how many mistakes
+    and taken-back lines its derived lines say there were."""
+    import json
+    deals = summary["deals"]
+    counts = {"deals": len(deals), "complete": sum(1 for d in deals if d["complete"]), "mistakes": 0, "undos": 0}
+    with open(events_path, encoding="utf-8") as lines:
+        for line in lines:
+            if '"kind": "mistake"' in line or '"kind": "undo"' in line:
+                kind = json.loads(line).get("kind")
+                counts["mistakes" if kind == "mistake" else "undos"] += 1
+    return counts
+
+
+def recorded_text(counts: Mapping, asked: int) -> str:
+    """The demo's last line: ``recorded 3 of 3 deals (all complete), 2 mistakes, 1 line taken back``."""
+    complete = counts["complete"]
+    state = "all complete" if complete == counts["deals"] else f"{complete} complete"
+    return (f"recorded {counts['deals']} of {plural(asked, 'deal')} ({state}), "
+            f"{plural(counts['mistakes'], 'mistake')}, {plural(counts['undos'], 'line')} taken back")
 
 
 def preftable_command() -> str:
@@ -492,17 +708,25 @@ def cmd_demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         result = run_demo(deals=args.deals, speed=args.speed, seed=args.seed, log_dir=Path(args.log_dir),
-                          game=game, stream=out, keyboard=keyboard, web_port=getattr(args, "web", None))
+                          game=game, stream=out, keyboard=keyboard, web=getattr(args, "web", None),
+                          entry=getattr(args, "entry", "tokens"))
     except KeyboardInterrupt as exc:
         where = f"; the game log so far is in {exc.args[0]}" if exc.args else ""
         sys.stderr.write(f"preftable: demo interrupted (Ctrl-C){where}\n")
         return 130
-    out.write("\n" + summary_text(result["summary"], game.table.names))
-    out.write(f"\nplayed {plural(args.deals, 'deal')} in {time.monotonic() - started:.1f} s; files written:\n")
+    out.write("\n" + summary_text(result["summary"], result["names"]))
+    counts = result["recorded"]
+    out.write(f"\nplayed {plural(counts['complete'], 'deal')} in {time.monotonic() - started:.1f} s; "
+              "files written:\n")
     for kind, path in result["paths"].items():
         out.write(f"  {kind:<8} {path}\n")
     paths = result["paths"]
     out.write(f"replay it with: {preftable_command()} replay {shlex.quote(str(paths['events']))}\n")
+    out.write(recorded_text(counts, args.deals) + "\n")
+    if counts["complete"] < args.deals:         # not a success: say so, and in the status
+        sys.stderr.write(f"preftable: demo: only {plural(counts['complete'], 'complete deal')} of "
+                         f"{args.deals} recorded; the game log shows what happened\n")
+        return 1
     return 0
 
 

@@ -185,10 +185,14 @@ def refuse_if_service_runs(settings, host: "Host | None" = None) -> None:
 class Doctor:
     """Runs the checks for one config and deck; :meth:`run` returns the findings."""
 
-    def __init__(self, config: str | None, deck: str | None, host: Host | None = None):
+    def __init__(self, config: str | None, deck: str | None, host: Host | None = None,
+                 log_dir: str | None = None):
         self.config = config
         self.deck = deck
         self.host = host or Host()
+        # the log dir the table runs with: --log-dir, else the unit's $STATE_DIRECTORY (the
+        # service runs `run --log-dir ${STATE_DIRECTORY}`), else the config's [log] dir
+        self.log_dir = log_dir or os.environ.get("STATE_DIRECTORY") or None
         self.findings: list[Finding] = []
         # group -> [(device, usable; None: the device is missing)]
         self.needed_groups: dict[str, list[tuple[str, bool | None]]] = {}
@@ -209,6 +213,9 @@ class Doctor:
         self.check_deck(settings)
         if settings is None:
             return self.findings
+        if self.log_dir:
+            from dataclasses import replace
+            settings = replace(settings, log_dir=self.log_dir)
         self.check_log_dir(settings)
         problem = service_in_the_way((Path(settings.log_dir), *self.host.service_log_dirs), self.host.locks)
         self.service_running = problem is not None
@@ -454,9 +461,10 @@ def url_problem(url: str) -> str | None:
     return None
 
 
-def diagnose(config: str | None, deck: str | None, host: Host | None = None) -> list[Finding]:
+def diagnose(config: str | None, deck: str | None, host: Host | None = None,
+             log_dir: str | None = None) -> list[Finding]:
     """Run every check; the findings in order."""
-    return Doctor(config, deck, host).run()
+    return Doctor(config, deck, host, log_dir).run()
 
 
 def cmd_doctor(args: argparse.Namespace, *, host: Host | None = None, stream=None) -> int:
@@ -473,7 +481,7 @@ def cmd_doctor(args: argparse.Namespace, *, host: Host | None = None, stream=Non
             settings = None              # the findings say what is wrong with it
         if settings is not None:
             refuse_if_service_runs(settings, host)     # before a single byte goes to a reader
-    findings = diagnose(args.config, args.deck, host)
+    findings = diagnose(args.config, args.deck, host, getattr(args, "log_dir", None))
     for finding in findings:
         out.write(finding.line() + "\n")
     out.flush()
@@ -554,6 +562,8 @@ def add_doctor(sub) -> None:
     p = sub.add_parser("doctor", help="check config, deck, ports, SPI, GPIO and permissions; say what to fix")
     p.add_argument("--config", help="config file (TOML) of the table")
     p.add_argument("--deck", help="deck file (TOML) to check")
+    p.add_argument("--log-dir", help="the log dir the table runs with (default: $STATE_DIRECTORY under "
+                                     "systemd, else the config's [log] dir); the web PIN is kept there")
     p.add_argument("--live", action="store_true",
                    help="then check the table by hand: VersionRegs, polls/s, each card as laid, stacked cards, "
                         "removal, LEDs and buttons one by one (docs/hardware-test.md)")

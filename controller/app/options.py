@@ -58,6 +58,20 @@ def port_number(text: str) -> int:
     return value
 
 
+def web_address(text: str) -> str:
+    """``--web``: ``PORT`` (on 127.0.0.1) or ``HOST:PORT`` (``0.0.0.0:8080``, ``[::]:8080``),
+    given back as ``host:port``."""
+    if text.isdigit():
+        return f"127.0.0.1:{port_number(text)}"
+    from ..core.errors import ConfigError
+    from .web.config import parse_listen
+    try:
+        host, port = parse_listen(text, "--web")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--web: ")) from None
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def speed_factor(text: str) -> float:
     """A finite speed factor above 0."""
     try:
@@ -84,4 +98,4 @@ def count(minimum: int):
 
 
 __all__ = ["MIN_GAP_S", "MIN_HUMAN_GAP_S", "MAX_SPEED", "DEFAULT_SPEED", "demo_speed", "deal_count",
-           "port_number", "speed_factor", "count"]
+           "port_number", "web_address", "speed_factor", "count"]

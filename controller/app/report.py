@@ -436,11 +436,13 @@ def _draw_whists(cell: ET.Element, sheet: _Sheet, sector: _Sector, player: str, 
             _el(cell, "line", x1=f"{bx - up[0] * thick / 2:.1f}", y1=f"{by - up[1] * thick / 2:.1f}",
                 x2=f"{bx + up[0] * thick / 2:.1f}", y2=f"{by + up[1] * thick / 2:.1f}",
                 stroke="#1f3a68", stroke_width=0.8, stroke_dasharray="3 3")
-        name, name_size = _fit("\u2192 " + shown[other], part - 10, 10, 7)
+        name, name_size = _fit("\u2192 " + shown[other], part - 10, 16, 12)
         _text(cell, px + up[0] * thick * 0.28, py + up[1] * thick * 0.28, name, name_size, rot,
               class_="whist-target", fill="#6b6b6b")
         entries, separator = _column_entries(known.get(other), float(whists.get(other, 0) or 0))
-        lines, size = _fit_lines(entries, separator, part - 10, thick * 0.6, 16)
+        # large: on a phone the sheet is drawn at about half its size, and the whists are what a
+        # player reads there (the earliest entries give way, '…', before the numbers shrink)
+        lines, size = _fit_lines(entries, separator, part - 10, thick * 0.6, 24, smallest=16)
         _text_lines(cell, px - up[0] * thick * 0.15, py - up[1] * thick * 0.15, lines, size, rot,
                     class_="whists", fill="#1a1a1a")
 
@@ -625,16 +627,20 @@ PULKA_CSS = """
 .pulka figcaption { font-size: .85em; opacity: .8; margin-top: .3em; }
 .pulka figure svg { display: block; width: 100%; max-width: 760px; height: auto; background: #fff;
   border-radius: 4px; box-shadow: 0 1px 4px #0003; }
-.pulka table { border-collapse: collapse; margin-top: .5em; width: 100%; max-width: 760px; table-layout: fixed; }
+/* tables keep their words whole ("dealer", not "dea ler"): a table wider than a phone scrolls
+   inside its own box instead of breaking its headings letter by letter */
+.pulka .table-scroll { overflow-x: auto; max-width: 760px; -webkit-overflow-scrolling: touch; }
+.pulka table { border-collapse: collapse; margin-top: .5em; width: 100%; }
 .pulka th, .pulka td { border: 1px solid var(--rule); padding: .25em .3em; text-align: center;
-  overflow-wrap: anywhere; }
-.pulka th { background: var(--head); color: #fff; }
+  overflow-wrap: normal; word-break: normal; hyphens: manual; }
+.pulka th { background: var(--head); color: #fff; white-space: nowrap; }
+.pulka td { font-variant-numeric: tabular-nums; }
 @media (prefers-color-scheme: dark) { .pulka th { color: #10141c; } }
 .pulka tr:nth-child(even) td { background: var(--stripe); }
 .pulka tr.incomplete td { opacity: .65; font-style: italic; }
 .pulka td.revoke { color: var(--neg); font-weight: bold; }
 .pulka td.pos { color: var(--pos); } .pulka td.neg { color: var(--neg); }
-@media (max-width: 480px) { .pulka table { font-size: .8em; } }
+@media (max-width: 480px) { .pulka table { font-size: .85em; } }
 """.strip()
 
 _PAGE_CSS = """
@@ -687,16 +693,16 @@ def pulka_sections(summary: Mapping[str, Any], names: Mapping[str, str] | None =
         f"<figcaption>{complete} deal{'s' if complete != 1 else ''} played; inside out: gora (running sums), "
         "pulya, whists on each opponent; outside: name and balance in whists</figcaption>\n</figure>",
         f"<h2>Settlement ({esc(convention)})</h2>",
-        '<table id="settlement">',
+        '<div class="table-scroll"><table id="settlement">',
         '<tr><th scope="col">player</th><th scope="col">gora</th><th scope="col">pulya</th>'
         '<th scope="col">whists on</th><th scope="col">balance</th></tr>',
         *settle_rows,
-        "</table>",
+        "</table></div>",
         "<h2>Deals</h2>",
-        '<table id="deals">',
+        '<div class="table-scroll"><table id="deals">',
         f"<tr>{header}</tr>",
         *(rows or [f'<tr><td colspan="{len(players) + 5}">no deals</td></tr>']),
-        "</table>",
+        "</table></div>",
         *rules_section(rules),
     ])
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import textwrap
 import threading
 import time
 from typing import Iterable, Sequence, TextIO
@@ -95,7 +96,8 @@ class Screen:
         self.tty = is_terminal(stream)
         self.colour = colour_wanted(stream) if colour is None else colour
         self._lock = threading.RLock()
-        self._height = 0
+        self._height = 0            # terminal rows of the block on the screen now
+        self._drawn = 0
         self._lines: list[Line] = []
         self._swapped: list[tuple[logging.Logger, logging.Handler, logging.Handler]] = []
 
@@ -106,9 +108,22 @@ class Screen:
             return text
         return _SGR[style] + text + _RESET
 
-    def _block(self) -> str:
+    def _rows(self) -> list[tuple[str, str | None]]:
+        """The block's terminal rows: every line cut to the width, but a mistake wrapped whole
+        (what to do about it must be read to its end, at 60 columns too)."""
         width = max(terminal_width(self.stream) - 1, 10)
-        return "".join(f"\x1b[2K{self._paint(fit(text, width), style)}\n" for text, style in self._lines)
+        rows: list[tuple[str, str | None]] = []
+        for text, style in self._lines:
+            if style == MISTAKE and len(text) > width:
+                rows += [(part, style) for part in textwrap.wrap(text, width, subsequent_indent="  ")]
+            else:
+                rows.append((fit(text, width), style))
+        return rows
+
+    def _block(self) -> str:
+        rows = self._rows()
+        self._drawn = len(rows)
+        return "".join(f"\x1b[2K{self._paint(text, style)}\n" for text, style in rows)
 
     def _up(self) -> str:
         return f"\r\x1b[{self._height}A" if self._height else ""
@@ -122,14 +137,14 @@ class Screen:
             up = self._up()
             self._lines = lines
             self._write(up + self._block() + "\x1b[J")
-            self._height = len(lines)
+            self._height = self._drawn
 
     def note(self, text: str) -> None:
         """Write ``text`` above the block, which is then drawn again below it."""
         with self._lock:
             out = self._up() + "\x1b[J" if self._height else ""
             self._write(out + text.rstrip("\n") + "\n" + self._block())
-            self._height = len(self._lines)
+            self._height = self._drawn
 
     def _write(self, text: str) -> None:
         self.stream.write(text)
@@ -182,9 +197,12 @@ class TerminalBoard:
         self._rows: Sequence[str] = ("",) * 4
         self._turn: list[str] = []
         self._mistake: list[str] = []
+        self._advice = ""               # the newest mistake in words (from the snapshot)
         self._state = None
         #: how a mistake is cleared at this table (``run`` sets it from the buttons it has)
         self.confirm_hint = "fix it, then press confirm"
+        #: the page's address and PIN for the phones (``run`` sets it with a [web] section)
+        self.join_line = ""
         self.screen.capture_logging()
 
     def _lines(self) -> list[Line]:
@@ -195,13 +213,26 @@ class TerminalBoard:
         # under the box, in full: whose turn it is (a mistake on the box's last row hides it there)
         if self._turn:
             lines.append((f"to play: \u25b6 {', '.join(self._turn)}", TURN))
-        if self._mistake:
+        if self.join_line and not self._advice:
+            lines.append((self.join_line, DIM))      # where the phones open the page, always in view
+        if self._advice:
+            lines.append((f"! {self._advice} - {self.confirm_hint}", MISTAKE))
+        elif self._mistake:
             lines.append((f"! a mistake by {', '.join(self._mistake)}: {self.confirm_hint}", MISTAKE))
         return lines
 
     def receive(self, item) -> None:
-        """A bus item: draw its snapshot's board."""
-        self.show(item.snapshot.indications, time.monotonic())
+        """A bus item: draw its snapshot's board (the names it carries: renamed players too)."""
+        snap = item.snapshot
+        if snap.names:
+            self.names = dict(snap.names)
+        self._advice = ""
+        if snap.alerts:
+            from .textview import mistake_advice
+            deal = snap.deal or {}
+            more = f" (+{len(snap.alerts) - 1} more)" if len(snap.alerts) > 1 else ""
+            self._advice = mistake_advice(snap.alerts[-1], self.names, deal.get("turn") or deal.get("expected")) + more
+        self.show(snap.indications, time.monotonic())
 
     def show(self, ind, now: float) -> None:
         self._rows = tuple(ind.lines)

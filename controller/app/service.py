@@ -20,16 +20,17 @@ import logging
 import queue
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ..core.deck import Deck
 from ..core.errors import LogError
 from ..core.events import TableEvent
 from ..core.snapshot import NO_LINK, SnapshotBuilder, TableSnapshot
 from ..core.tracker import DealTracker, Signal
-from ..store.files import LogDirLock
-from ..store.gamelog import SessionLog, SessionUnreadable
+from ..store.files import LogDirLock, write_atomic
+from ..store.gamelog import CONFIG, SessionLog, SessionUnreadable
 from .bus import Bus, Published
 from .outputs import Output
 from .sdnotify import Notifier
@@ -45,6 +46,8 @@ RETRY_WRITE_S = 1.0              # lines kept in memory (a full disk) are tried 
 NEW_PULKA = "new_pulka"          # queue items that are not table events
 _LINK = "link"
 _NOTICE = "notice"
+_NAMES = "names"
+MAX_NAME = 20                    # a player's name, in characters (the page's field; the display shows 5)
 
 
 class TableService:
@@ -104,7 +107,8 @@ class TableService:
                 session.set_aside(str(exc))
                 session = None
         if session is not None:
-            if game != self.settings.game:
+            if replace(game, table=replace(game.table, names={})) != \
+                    replace(self.settings.game, table=replace(self.settings.game.table, names={})):
                 log.warning("%s: resuming with the rules the session started with, not the config's",
                             session.folder)
             log.warning("resumed %s after %d table events", session.folder, self.replayed)
@@ -149,6 +153,33 @@ class TableService:
         """A line for the table's display before the session's first deal, from any thread
         (the web page's PIN, so the players can read it)."""
         self.queue.put((_NOTICE, text, ""))
+
+    def close_pulka(self) -> None:
+        """Close the pulka (its summary.json) and start a new one, from any thread: what the
+        held ``new_deal`` button does (the page's "Close the pulka" comes here too)."""
+        self.queue.put(NEW_PULKA)
+
+    def set_names(self, names: Mapping[str, str]) -> None:
+        """Name the players, from any thread (the page): seat -> name, an empty name gives the
+        seat its seat name back.  Saved in the session's config.toml, so a resume, a replay,
+        the pulka report and the next pulka keep them; every output shows them at once."""
+        seats = self.settings.game.table.seats
+        unknown = [seat for seat in names if seat not in seats]
+        if unknown:
+            raise ValueError(f"no seat {unknown[0]!r} at this table ({', '.join(seats)})")
+        clean = {seat: " ".join(str(name).split())[:MAX_NAME] for seat, name in names.items()}
+        self.queue.put((_NAMES, clean, ""))
+
+    def _rename(self, names: Mapping[str, str]) -> None:
+        merged = {**self.tracker.config.table.names, **names}
+        merged = {seat: name for seat, name in merged.items() if name}
+        named = lambda game: replace(game, table=replace(game.table, names=merged))
+        self.settings = replace(self.settings, game=named(self.settings.game))
+        self.tracker.config = named(self.tracker.config)
+        if self.session is not None:
+            write_atomic(self.session.folder / CONFIG, self.tracker.config.to_toml().encode("utf-8"))
+        log.info("players named: %s", ", ".join(f"{s} {n}" for s, n in merged.items()) or "none")
+        self._publish(None, [])
 
     def set_link(self, state: str, detail: str = "") -> None:
         """The reader link's state (``none``/``waiting``/``connected``), from any thread;
@@ -208,6 +239,8 @@ class TableService:
                     elif isinstance(item, tuple) and item[0] == _LINK:
                         self.link = {"state": item[1], "detail": item[2]}
                         self._publish(None, [])
+                    elif isinstance(item, tuple) and item[0] == _NAMES:
+                        self._rename(item[1])
                     elif isinstance(item, tuple) and item[0] == _NOTICE:
                         self.notice = item[1]
                         self._publish(None, [])

@@ -18,6 +18,7 @@ written again here.
 
 from __future__ import annotations
 
+import copy
 import random
 from dataclasses import dataclass
 from typing import Callable, Iterator
@@ -31,6 +32,26 @@ from ..core.deck import Deck
 from ..core.events import BID, CONTRACT, MISERE, PASS, PLACED, REMOVED, WHIST, WHIST_MODE, TableEvent
 from ..core.series import next_deal
 from ..core.tokens import TOKENS
+
+
+@dataclass(frozen=True)
+class PageLine:
+    """A control line a player enters on the live page (the table's remote), not by a token:
+    FORMATS-contracts.md's lines as JSON objects without ``t`` -- the second edition's
+    ``result`` and ``claim``, and the whist calls, whist mode and ``confirm`` around them."""
+
+    t: float
+    line: dict
+
+    @property
+    def event(self) -> str:
+        return self.line["event"]
+
+    zone = None             # not a reader's line: no zone, no tag
+    uid = None
+
+    def to_dict(self) -> dict:
+        return {"t": self.t, **self.line}
 
 
 @dataclass(frozen=True)
@@ -116,13 +137,16 @@ class TableSimulator:
         self.last = _Ended(deal.dealer, deal.step, False, deal.kind_name)
 
     def _play(self, deal: Deal, hands: dict[str, list[Card]], prikup: list[Card],
-              choose: Callable[[Deal, list[Card]], Card]) -> Iterator[TableEvent]:
+              choose: Callable[[Deal, list[Card]], Card], stop_after: int | None = None) -> Iterator[TableEvent]:
         """Lay the cards of ``deal`` until it is finished (``choose`` picks each seat's card),
-        with the table's noise, then clear the table."""
+        with the table's noise, then clear the table; with ``stop_after``, stop between tricks
+        once that many are played (the rest is claimed)."""
         on_table: list[tuple[str, Card]] = []
         closed: list[tuple[str, Card]] = []
         noise, rng = self.noise, self.rng
         while not deal.finished:
+            if stop_after is not None and not deal.current and len(deal.tricks) >= stop_after:
+                break
             zone = deal.expected
             if zone == PRIKUP:
                 card = prikup.pop(0)
@@ -287,14 +311,22 @@ class BiddingSimulator(TableSimulator):
     :func:`controller.core.series.next_deal`, as the tracker does.
     """
 
+    ENTRIES = ("tokens", "page")
+
     def __init__(self, config: GameConfig, *, seed: int | None = None, deck: Deck,
                  noise: Noise = Noise(), step_s: float = 0.5, gather_s: float = 2.0,
-                 min_gap_s: float = 0.0):
+                 min_gap_s: float = 0.0, entry: str = "tokens", claims: float = 0.5):
         if not config.rules.bidding:
             raise ValueError("the bidding simulator plays with rules.bidding = true")
+        if entry not in self.ENTRIES:
+            raise ValueError(f"entry must be one of {', '.join(self.ENTRIES)}, got {entry!r}")
         super().__init__(config, seed=seed, deck=deck, noise=noise, step_s=step_s, gather_s=gather_s,
                          min_gap_s=min_gap_s)
-        self.tokens = token_sets(deck, config.table.seats)
+        # "tokens": every call a bidding token laid; "page": as a group with a phone plays it --
+        # the auction's result in one line, the whists from the page, and now and then a claim
+        self.entry = entry
+        self.claims = claims                    # the chance that a contract is claimed before its end
+        self.tokens = token_sets(deck, config.table.seats) if entry == "tokens" else {}
         self.kinds: list[str | None] = []       # what each deal became (for the demo's own check)
 
     # --- events ----------------------------------------------------------------------
@@ -307,8 +339,22 @@ class BiddingSimulator(TableSimulator):
             yield TableEvent(self._tick(), PLACED, seat, uid=uid)     # read twice: still one call
         yield TableEvent(self._tick(), REMOVED, seat, uid=uid)
 
+    def _page(self, line: dict) -> PageLine:
+        return PageLine(self._tick(), line)
+
     def _say(self, deal: Deal, event: str, seat: str | None, value: str, by: str) -> Iterator[TableEvent]:
-        """``by`` lays the token of ``value``; the deal records the call it makes."""
+        """``by`` lays the token of ``value`` (or enters the line on the page); the deal records
+        the call it makes."""
+        if self.entry == "silent":                  # said aloud, entered later as a result line
+            deal.call(event, seat, value)
+            return
+            yield                                       # a generator all the same
+        if self.entry == "page":
+            field = {BID: "bid", CONTRACT: "game", WHIST: "call", WHIST_MODE: "mode"}[event]
+            line = {"event": event, **({"seat": seat} if seat is not None else {}), field: value}
+            yield self._page(line)
+            deal.call(event, seat, value)
+            return
         noise, rng = self.noise, self.rng
         if noise.out_of_turn and rng.random() < noise.out_of_turn and event in (BID, WHIST):
             others = [s for s in deal.active if s != seat]
@@ -329,24 +375,42 @@ class BiddingSimulator(TableSimulator):
         deal, hands, talon = self._dealt()
         if deal.bidding is None:
             deal.begin_auction()        # rules.bidding = "auto": these deals begin with a bid
-        yield from self._auction(deal, hands)
+        page = self.entry == "page"
+        if page:
+            self._aloud(deal, hands)
+        else:
+            yield from self._auction(deal, hands)
         b = deal.bidding
         if deal.kind_name != KIND_RASPASOVKA:
             declarer = b.declarer
+            if page:
+                # the declarer took the talon, laid his discard and named his game at the table;
+                # the phone enters the result as the deal's first line (a prikup card first would
+                # start a raspasovka), then the talon and the discard go over the prikup reader
+                kept = hands[declarer] + talon
+                away = self._discard(kept, b.winning_bid)
+                named = MISERE if b.game == MISERE else \
+                    self._declare([c for c in kept if c not in away], b.winning_bid)
+                yield self._page({"event": "result", "seat": declarer, "game": named})
             yield from self._show(talon)
             hands[declarer] = hands[declarer] + talon
             discard = self._discard(hands[declarer], b.winning_bid)
             for card in discard:
                 hands[declarer].remove(card)
             yield from self._show(discard)
-            if b.game == MISERE:
+            if b.game == MISERE and page:
+                pass                                    # the result line said misère
+            elif b.game == MISERE:
                 if self.rng.random() < 0.3:
                     yield from self._say(deal, CONTRACT, declarer, MISERE, declarer)
                 if self.rng.random() < 0.3:
                     yield from self._say(deal, WHIST_MODE, None, "closed", deal.defenders[0])
             else:
-                game = self._declare(hands[declarer], b.winning_bid)
-                yield from self._say(deal, CONTRACT, declarer, game, declarer)
+                if page:
+                    deal.call(CONTRACT, declarer, named)    # the result line said it already
+                else:
+                    game = self._declare(hands[declarer], b.winning_bid)
+                    yield from self._say(deal, CONTRACT, declarer, game, declarer)
                 while deal.phase == WHISTING:
                     seat = b.whisting.turn
                     yield from self._say(deal, WHIST, seat, self._whist_call(deal, hands[seat]), seat)
@@ -354,10 +418,41 @@ class BiddingSimulator(TableSimulator):
                     yield from self._say(deal, WHIST_MODE, None, "open", deal.whisters[0])
         if deal.phase == PLAYING:
             choose = self._choose if deal.kind_name == KIND_RASPASOVKA else self._choose_contract
-            yield from self._play(deal, hands, talon, choose)
+            stop = None
+            if self.entry == "page" and deal.kind_name != KIND_RASPASOVKA and self.rng.random() < self.claims:
+                stop = self.rng.randint(4, 9)           # the declarer shows his hand after trick 4..9
+            yield from self._play(deal, hands, talon, choose, stop_after=stop)
+            if not deal.finished:
+                yield self._page({"event": "claim", "tricks": self._rest(deal, hands)})
+                yield self._page({"event": "button", "button": "confirm"})
         self.kinds.append(deal.kind_name)
         self.t = round(self.t + self.gather_s, 3)      # gathering and shuffling
         self.last = _Ended(deal.dealer, deal.step, False, deal.kind_name)
+
+    def _aloud(self, deal: Deal, hands: dict[str, list[Card]]) -> None:
+        """The auction said aloud at the table: the deal follows it, nothing is entered (the
+        result line comes after, FORMATS-contracts.md "The result line")."""
+        entry, self.entry = self.entry, "silent"
+        try:
+            for _ in self._auction(deal, hands):
+                pass
+        finally:
+            self.entry = entry
+
+    def _rest(self, deal: Deal, hands: dict[str, list[Card]]) -> dict[str, int]:
+        """What a claim gives each active seat: the remaining tricks as the hands would play out
+        (on copies; the table sees no card of it)."""
+        rest, left = copy.deepcopy(deal), copy.deepcopy(hands)
+        noise, self.noise = self.noise, Noise()
+        try:
+            while not rest.finished:
+                zone = rest.expected
+                card = self._choose_contract(rest, left[zone])
+                left[zone].remove(card)
+                rest.play(zone, card)
+        finally:
+            self.noise = noise
+        return {seat: rest.taken[seat] - deal.taken[seat] for seat in deal.active}
 
     def _auction(self, deal: Deal, hands: dict[str, list[Card]]) -> Iterator[TableEvent]:
         auction = deal.bidding.auction
@@ -459,5 +554,5 @@ class _Ended:
     kind: str | None
 
 
-__all__ = ["Noise", "TableSimulator", "BiddingSimulator", "make_deck", "token_sets", "expected_tricks",
+__all__ = ["Noise", "PageLine", "TableSimulator", "BiddingSimulator", "make_deck", "token_sets", "expected_tricks",
            "misere_risk", "best_game", "legal_cards"]

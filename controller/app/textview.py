@@ -88,3 +88,57 @@ def settlement_text(settlement: dict, names: Mapping[str, str] | None = None) ->
     for player, value in settlement["balance"].items():
         lines.append(f"  {names.get(player, player):<12} {value:+10.2f}")
     return "\n".join(lines) + "\n"
+
+
+# --- a mistake as the players read it: who, what to do now -------------------------------
+
+_SUIT_WORDS = {"s": "spades", "c": "clubs", "d": "diamonds", "h": "hearts"}
+
+
+def _pretty(card: object) -> str:
+    from ..core.cards import parse_card
+    from ..core.errors import CardError
+    try:
+        return parse_card(card).pretty
+    except (CardError, ValueError, TypeError):
+        return str(card)
+
+
+def mistake_advice(alert: Mapping, label: Mapping[str, str] | None = None, turn: str | None = None) -> str:
+    """One mistake in words a player can act on: ``seat3: lift the 7♠, it is seat2's turn``.
+
+    ``alert`` is a snapshot's alert (its ``type``, ``zone``, ``card`` …); ``label`` names
+    the seats; ``turn``, whose call or card it is now (for a call refused), if known."""
+    label = label or {}
+    name = lambda zone: "the prikup" if zone == "prikup" else label.get(zone, zone)
+    kind = alert.get("type")
+    zone = alert.get("zone")
+    who = f"{name(zone)}: " if zone else ""
+    card = f"the {_pretty(alert['card'])}" if alert.get("card") else "that card"
+    expected = alert.get("expected") or turn
+    if kind == "out_of_turn":
+        whose = ("turn the prikup card up first" if expected == "prikup"
+                 else f"it is {name(expected)}'s turn" if expected else "it is not your turn")
+        return f"{who}lift {card}, {whose}"
+    if kind == "same_card":
+        return f"{who}lift {card}, it was already played in this deal"
+    if kind == "unknown_tag":
+        return f"{who}lift that tag: it is not in the deck file (enroll it, or start with the right --deck)"
+    if kind == "table_not_clear":
+        if alert.get("line_event"):
+            return f"{who}clear the table (every card off), then call again"
+        return f"{who}lift {card}: take every card of the last deal off the table first"
+    if kind == "revoke":
+        suit = _SUIT_WORDS.get(str(alert.get("suit")), "the led suit")
+        return f"{who}revoke: did not follow {suit}; it is written in this deal - press confirm"
+    if kind == "not_in_play":
+        return f"{who}lift {card}: no card is played until the calls are over"
+    if kind == "invalid_control":
+        what = alert.get("line_event") or "call"
+        value = next((alert[k] for k in ("bid", "game", "call", "mode", "tricks") if alert.get(k) is not None), "")
+        said = f"{what} {value}".strip()
+        now = f"; it is {name(turn)}'s call" if turn else ""
+        return f"{who}{said} is not allowed now{now} - enter it again"
+    if kind == "order_guessed":
+        return f"{who}check the order of {card} in the trick, then press confirm"
+    return f"{who}{str(kind).replace('_', ' ')}"

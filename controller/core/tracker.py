@@ -121,6 +121,12 @@ _MESSAGES = {
 }
 
 
+def _alert_key(alert: dict) -> tuple:
+    """What makes two alerts the same problem: its kind, where, and with which card, tag or line."""
+    return (alert.get("type"), alert.get("zone"), alert.get("card"), alert.get("uid"),
+            alert.get("line_event"))
+
+
 class _SignalFields(NamedTuple):
     kind: str
     t: float
@@ -393,6 +399,7 @@ class DealTracker:
         self.records.append(record)
         self.deal = None
         self.leftover = set(self.present)
+        self.alerts.clear()         # a deal's mistakes end with it: the next deal starts clean
         data = {"deal": deal.number}            # then the entry's fields, in order, but these two
         data.update(entry)
         del data["number"], data["tricks"]
@@ -442,7 +449,11 @@ class DealTracker:
         return out
 
     def _alert(self, alert: dict) -> None:
-        """Keep a mistake until `confirm`; only the latest few are kept (what LEDs and display can show)."""
+        """Keep a mistake until `confirm` or its deal's end; one entry per distinct problem
+        (the same card relaid eight times is one thing to fix, shown once, newest last), and
+        only the latest few (what LEDs and display can show)."""
+        key = _alert_key(alert)
+        self.alerts[:] = [a for a in self.alerts if _alert_key(a) != key]
         self.alerts.append(alert)
         del self.alerts[:-MAX_ALERTS]
 

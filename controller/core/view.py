@@ -172,14 +172,24 @@ def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 
             dealer, step = tracker.next_deal_params()
             # the next deal's first card or bid waits for a clear table (no card on any zone)
             unclear = bool(tracker.present)
-            lines.append("clear the table" if unclear
-                         else f"next: {label[dealer]} x{tracker.rules.progression[step]}")
+            status = f"next: {label[dealer]} x{tracker.rules.progression[step]}"
+            pin = notice.split("\n")[-1] if notice else ""
+            if pin and tracker.records:
+                # between deals the notice's last row (the web page's PIN) goes beside the next
+                # dealer and price when it fits, so a phone can still join: "P2 x1 PIN 482913"
+                compact = f"{label[dealer]} x{tracker.rules.progression[step]} {pin}"
+                status = compact if len(compact) <= DISPLAY_COLS else status
+            lines.append("clear the table" if unclear else status)
     for alert in tracker.alerts:
         zone = alert.get("zone")
         if zone in leds:
             leds[zone] = ERROR
     if notice and deal is None and not tracker.records and not tracker.alerts:
-        lines[-1] = notice          # before the session's first deal (the web page's PIN)
+        # before the session's first deal: the notice's rows (the web page's address and PIN)
+        # above the status row, in place of the all-zero pulka
+        rows = notice.split("\n")[:DISPLAY_ROWS - 1]
+        lines = rows + [""] * (DISPLAY_ROWS - 1 - len(rows)) + [lines[-1]] if len(rows) > 1 else \
+            lines[:-1] + [notice]
     if tracker.alerts:
         alert = tracker.alerts[-1]
         who = label.get(alert.get("zone"), alert.get("zone") or "")

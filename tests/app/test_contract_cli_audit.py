@@ -159,7 +159,9 @@ def test_every_contract_key_with_a_good_value_is_accepted(tmp_path):
     rules = "\n".join(["bidding = true", "pulya_target = 1", "ten_whisted = false", "half_whist = false",
                        "consolation_to_dealer = false", "second_whist_responsible = false",
                        'whist_responsibility = "half"', 'convention = "leningrad"'])
-    status, summary, err = replay(tmp_path, Events(), rules=rules)
+    # one valid line that starts no deal (a file without any is refused: exit 2)
+    events = Events().raw('{"t": 0.5, "event": "button", "button": "confirm"}')
+    status, summary, err = replay(tmp_path, events, rules=rules)
     assert status == 0 and err == []
     assert summary["pulya_target"] == 1 and summary["finished_after_deal"] is None
     assert summary["deals"] == []

@@ -215,3 +215,56 @@ def test_run_board_shows_waiting_for_the_hub_then_connected(pane, tmp_path):
         emulator.terminate()
         emulator.wait(30)
         shutil.rmtree(short)
+
+
+LIVE_VIEW_SCRIPT = '''
+import sys, types
+from dataclasses import replace
+from controller.app.bus import Published
+from controller.app.demo import LiveView
+from controller.core.config import GameConfig, Rules, Table
+from controller.core.events import control, placed
+from controller.core.snapshot import SnapshotBuilder
+from controller.core.tracker import DealTracker
+
+game = GameConfig(Table(players=3, names={"seat1": "Anna", "seat2": "Boris", "seat3": "Vera"}),
+                  Rules(bidding=True))
+tracker = DealTracker(game)
+link = types.SimpleNamespace(ready=False, hub_info=None, error=None, url="/tmp/hub")
+view = LiveView(3, sys.stdout, game.table.names, link=link,
+                confirm_hint="fix it, then press Enter here to confirm (no confirm button wired)")
+builder = SnapshotBuilder("s")
+
+def show(event=None):
+    if event is not None:
+        tracker.feed(event)
+    view.receive(Published(event, (), builder.build(tracker, seq=0)))
+
+show()
+link.ready, link.hub_info = True, types.SimpleNamespace(fw_version="emu-1", readers=4)
+show(control(1.0, "bid", "6s", "seat2"))
+show(control(2.0, "bid", "pass", "seat3"))
+show(placed(3.0, "seat3", card="7h"))         # a card during the auction: not in play
+view.close()
+print("ALL DONE")
+'''
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_live_view_in_an_auction_says_who_is_to_play_and_the_whole_mistake(pane, tmp_path, width):
+    """At 60 and 80 columns: one link state (the connected one), the `to play` line in the
+    auction (not the 20x4 board's rows), the mistake said to its end (wrapped, never cut)."""
+    script = tmp_path / "view.py"
+    script.write_text(LIVE_VIEW_SCRIPT)
+    p = pane(shlex.join([sys.executable, str(script)]), width)
+    lines = p.wait_for("ALL DONE")
+    assert all(len(line) <= width for line in lines)
+    assert sum("waiting for hub" in line for line in lines) == 0, lines
+    assert sum(line.startswith("hub connected") for line in lines) == 1, lines
+    assert any(line.startswith("to play: \u25b6 Anna (to bid)") for line in lines), lines
+    assert not any("AUCTION" in line for line in lines), lines          # no raw display row
+    start = next(i for i, line in enumerate(lines) if line.startswith("! "))
+    said = " ".join(line.strip() for line in lines[start:start + 4])
+    assert "Vera: lift the 7\u2665: no card is played until the calls are over" in said, said
+    assert "(no confirm button wired)" in said, said
+    assert not any("\u2026" in line for line in lines[start:start + 4])

@@ -139,7 +139,7 @@ def test_the_table_fragment_shows_turn_cards_alerts_and_link_with_names_escaped(
     assert "&lt;b&gt;Anna&lt;/b&gt;" in html and "<b>Anna</b>" not in html
     assert "Turn: <strong>Boris</strong>" in html
     assert 'data-zone="prikup"' in html and 'data-card="Ah"' in html
-    assert "not your turn at Vera" in html and 'class="seat seat-3 led-error"' in html
+    assert "Vera: lift the 7\u2663, it is Boris&#39;s turn" in html and 'class="seat seat-3 led-error"' in html
     assert "Hub: connected" in html
     plain = Pages(names_from_config=False).part("table", state())
     assert "Anna" not in plain and "Turn: <strong>seat2</strong>" in plain
@@ -161,13 +161,13 @@ def test_contract_fields_and_their_controls_follow_a_real_auction():
 
     # Between deals with bidding on, the first line of a deal is a bid: seat2 (after the dealer) is preselected.
     controls = view("controls")
-    assert 'data-event="bid"' in controls and '<option value="seat2" selected>' in controls
+    assert 'data-event="bid"' in controls and 'name="seat" value="seat2" checked' in controls
     assert 'value="10n"' in controls and 'value="misere"' in controls and 'value="pass"' in controls
     assert "Read-only" in view("controls", authorised=False)
     tracker.feed(control(1.0, "bid", "6s", "seat2"))
     table = view("table")
     assert "Call: <strong>Vera</strong>" in table and "bid to beat" in table and "6 spades" in table
-    assert '<option value="seat3" selected>' in view("controls")
+    assert 'name="seat" value="seat3" checked' in view("controls")
     tracker.feed(control(2.0, "bid", "pass", "seat3"))
     tracker.feed(control(3.0, "bid", "pass", "seat1"))
     controls = view("controls")
@@ -177,7 +177,7 @@ def test_contract_fields_and_their_controls_follow_a_real_auction():
     table = view("table")
     assert "7 hearts" in table and "trumps" in table and "declarer 7, whisters 2 tricks" in table
     controls = view("controls")
-    assert 'data-event="whist"' in controls and '<option value="seat3" selected>' in controls
+    assert 'data-event="whist"' in controls and 'name="seat" value="seat3" checked' in controls
     tracker.feed(control(5.0, "whist", "whist", "seat3"))
     assert "Vera whist" in view("table")
 

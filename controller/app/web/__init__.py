@@ -35,6 +35,9 @@ from .output import WebOutput, for_service, start_web
 from .pin import PIN_FILE, stored_pin
 
 
+UNIT_STATE_DIR = Path("/var/lib/preftable")     # systemd/preftable.service: StateDirectory=preftable
+
+
 def outputs(config: WebConfig, ctx) -> list:
     """The page for ``preftable run`` when the config has a ``[web]`` section (the Pi
     installer's has; a table without one imports no web server: ~24 MB less, and no port
@@ -60,11 +63,15 @@ def doctor(config: WebConfig, doc, settings) -> None:
     if config.pin:
         doc.add(OK, f"web PIN {config.pin} (from [web] pin)")
         return
-    pin = stored_pin(Path(settings.log_dir))
-    if pin:
-        doc.add(OK, f"web PIN {pin} (generated, {Path(settings.log_dir) / PIN_FILE})")
-    else:
-        doc.add(OK, f"web PIN: made at the first start, then kept in {Path(settings.log_dir) / PIN_FILE}")
+    # the log dir the table runs with (doctor's --log-dir or $STATE_DIRECTORY already applied),
+    # then the systemd unit's own (StateDirectory=preftable), for a doctor run by hand on the Pi
+    places = [Path(settings.log_dir)] + [p for p in (UNIT_STATE_DIR,) if p != Path(settings.log_dir)]
+    for place in places:
+        pin = stored_pin(place)
+        if pin:
+            doc.add(OK, f"web PIN {pin} (generated, {place / PIN_FILE})")
+            return
+    doc.add(OK, f"web PIN: made at the first start, then kept in {Path(settings.log_dir) / PIN_FILE}")
 
 
 __all__ = ["SECTION", "parse", "outputs", "doctor", "WebConfig", "WebError", "WebOutput", "for_service",

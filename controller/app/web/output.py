@@ -34,10 +34,16 @@ class WebOutput:
 
     def __init__(self, config: WebConfig, *, submit: Callable[[TableEvent], None], log_dir: Path,
                  zones: tuple[str, ...], rules: Rules | None = None,
-                 notice: Callable[[str], None] | None = None):
+                 notice: Callable[[str], None] | None = None, table=None, announce: bool = True,
+                 registrar=None):
         self.config = config
         self.submit = submit
-        self.notice = notice            # shows the PIN on the table's display
+        self.notice = notice            # shows the address and PIN on the table's display
+        self.table = table              # closes the pulka and names the players (the service)
+        self.announce = announce        # preftable.local on the LAN (when listening beyond loopback)
+        self.registrar = registrar
+        self.announcer = None
+        self.join = None
         self.log_dir = Path(log_dir)
         self.zones = tuple(zones)
         self.rules = rules
@@ -52,11 +58,22 @@ class WebOutput:
 
         gate = PinGate.for_table(self.log_dir, self.config.pin)
         pages = Pages(rules=self.rules, names_from_config=self.config.names_from_config)
+        from .join import Announcer, display_rows, join_info, lan_addresses
+
         server = WebServer(host=self.config.host, port=self.config.port, pages=pages, gate=gate,
                            zones=self.zones, submit=self.submit, log_dir=self.log_dir)
+        server.table = self.table
         self.server = server.start()
+        port = server.bound[1]
+        wide = self.config.host not in ("127.0.0.1", "::1", "localhost")
+        addresses = lan_addresses() if wide and self.config.host in ("0.0.0.0", "::") else []
+        if self.announce and addresses:
+            self.announcer = Announcer(port, addresses, registrar=self.registrar)
+        announced = self.announcer is not None and self.announcer.start()
+        self.join = server.join = join_info(self.config, gate.pin, port=port, announced=announced,
+                                            addresses=addresses)
         if self.notice is not None:
-            self.notice(f"web PIN {gate.pin}")
+            self.notice("\n".join(display_rows(self.join)))
         log.info("web: the table page is at %s (PIN from %s)", server.url,
                  "the config" if self.config.pin else self.log_dir / "web-pin")
         return self.server
@@ -77,6 +94,8 @@ class WebOutput:
         pass
 
     def close(self) -> None:
+        if self.announcer is not None:
+            self.announcer.close()
         if self.server is not None:
             self.server.stop()
 
@@ -94,7 +113,7 @@ def for_service(service, config: WebConfig, *, start: bool = True) -> WebOutput:
     rules, control lines entered with ``service.submit``; listening at once unless ``start`` is false."""
     output = WebOutput(config, submit=service.submit, log_dir=Path(service.log_dir),
                        zones=tuple(service.settings.zones), rules=service.settings.game.rules,
-                       notice=service.set_notice)
+                       notice=service.set_notice, table=service)
     if start:
         output.start()
     return output

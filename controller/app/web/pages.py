@@ -20,9 +20,11 @@ from typing import Any, Mapping, Sequence
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
+from ...core.bidding import RANK
 from ...core.cards import RANKS, SUIT_SYMBOLS, next_seat
 from ...core.config import Rules
 from .. import report
+from ..textview import mistake_advice
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -31,14 +33,14 @@ STATIC = HERE / "static"
 SUIT_NAMES = {"s": "spades", "c": "clubs", "d": "diamonds", "h": "hearts", "n": "no trumps"}
 RANK_NAMES = {"J": "jack", "Q": "queen", "K": "king", "A": "ace"}
 BIDS = tuple(f"{level}{strain}" for level in range(6, 11) for strain in "scdhn")
+GAMES = BIDS + ("misere",)        # a result line's games (and, from the winning bid up, a contract line's)
+LEVELS = tuple(range(6, 11))
+STRAINS = "scdhn"
 WHIST_CALLS = ("whist", "pass", "half")
 WHIST_MODES = ("open", "closed")
 BUTTONS = (("undo", "Undo"), ("confirm", "Confirm"), ("new_deal", "New deal"))
 PHASE_TEXT = {"idle": "between deals", "play": "play", "auction": "auction (bidding)",
               "contract": "declarer names the contract", "whisting": "whisting"}
-ALERT_TEXT = {"out_of_turn": "not your turn", "same_card": "card already played", "unknown_tag": "unknown tag",
-              "table_not_clear": "clear the table", "revoke": "revoke", "invalid_control": "not allowed now",
-              "not_in_play": "card laid before play"}
 # The parts a page can ask the event stream for, and the template of each.
 PARTS = {"table": "_table.html", "controls": "_controls.html", "history": "_history.html",
          "pulka": "_pulka.html"}
@@ -80,8 +82,10 @@ def environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["card"] = card_html
     env.filters["game"] = game_html
-    env.globals.update(BIDS=BIDS, WHIST_CALLS=WHIST_CALLS, WHIST_MODES=WHIST_MODES, BUTTONS=BUTTONS,
-                       PHASE_TEXT=PHASE_TEXT, ALERT_TEXT=ALERT_TEXT, SUIT_NAMES=SUIT_NAMES)
+    env.globals.update(BIDS=BIDS, GAMES=GAMES, LEVELS=LEVELS, STRAINS=STRAINS, SYMBOLS={**SUIT_SYMBOLS, "n": "NT"},
+                       WHIST_CALLS=WHIST_CALLS, WHIST_MODES=WHIST_MODES, BUTTONS=BUTTONS,
+                       PHASE_TEXT=PHASE_TEXT, SUIT_NAMES=SUIT_NAMES,
+                       advice=mistake_advice)
     return env
 
 
@@ -120,7 +124,33 @@ class Pages:
                 "next_deal": state.get("next_deal") or {}, "authorised": authorised,
                 "layout": f"p{len(seats)}", "deals": list(state.get("deals") or ()),
                 "call_seat": self._call_seat(state, seats), "bidding": self.rules.bidding,
-                "whist_mode_open": self._whist_mode_open(deal, state.get("phase"))}
+                "whist_mode_open": self._whist_mode_open(deal, state.get("phase")),
+                **self._remote(state, seats, deal)}
+
+    @staticmethod
+    def _remote(state: Mapping[str, Any], seats: list[str], deal: Mapping[str, Any] | None) -> dict[str, Any]:
+        """What the remote's controls offer now: the games a contract line may name, and the
+        claim editor's seats (declarer first, then clockwise; a sitting-out dealer never)
+        and the tricks left to claim (RULES-contracts.md "Claims")."""
+        phase = state.get("phase") or "idle"
+        out: dict[str, Any] = {"contract_games": GAMES, "claim_seats": [], "claim_left": 0, "claim_waiting": None}
+        if not deal:
+            return out
+        beat = (deal.get("bid_to_beat") or {}).get("bid")
+        if phase == "contract" and beat in RANK:
+            # at least the winning bid, never misère (RULES-contracts.md "The declarer's game")
+            out["contract_games"] = tuple(g for g in BIDS if RANK[g] >= RANK[beat])
+        waiting = deal.get("claim")
+        if isinstance(waiting, Mapping) and waiting.get("state", "waiting") == "waiting":
+            out["claim_waiting"] = waiting.get("tricks") or waiting
+        declarer = deal.get("declarer")
+        if (phase == "play" and deal.get("kind") in ("contract", "misere") and declarer in seats
+                and not deal.get("current") and out["claim_waiting"] is None):
+            active = [s for s in seats if not (len(seats) == 4 and s == deal.get("dealer"))]
+            start = active.index(declarer) if declarer in active else 0
+            out["claim_seats"] = active[start:] + active[:start]
+            out["claim_left"] = 10 - len(deal.get("tricks") or ())
+        return out
 
     @staticmethod
     def _call_seat(state: Mapping[str, Any], seats: list[str]) -> str:

@@ -54,6 +54,7 @@ from .. import report
 from .config import WebError
 from .guard import IDLE_S, CappedSite, Guard, OneLineLog
 from .pages import STATIC, Pages
+from . import remote
 from .pin import COOKIE, PinGate
 from .replays import PoolBusy, ReplayFailed, ReplayPool
 
@@ -386,6 +387,7 @@ class WebServer(LiveServer):
         app.router.add_get("/api/state", self.api_state)
         app.router.add_post("/api/control", self.api_control)
         app.router.add_post("/pin", self.pin)
+        remote.add_routes(self, app)        # the phone as the table's remote (names, the pulka, /join)
 
     # ------------------------------------------------------------------ helpers
 
