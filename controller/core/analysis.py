@@ -240,7 +240,7 @@ def _solve(number, kind_name, declarer, kind, active, games, maximise, tricks, w
             mine = [j for j, (_, seat, _) in enumerate(plays) if seat == name]
             wanted[name] = {0} | set(mine) | {j + 1 for j in mine}
     values: dict[str, dict[int, int]] = {name: {} for name in games}
-    known = {name: final[name] for name in games}          # the last value found (first: a guess)
+    known = dict(final)             # the last value found (first a guess: the count as played)
     moved = {name: [False, False] for name in games}       # since it: a card of the max side, of the min side
     won = dict.fromkeys(games, 0)
     previous = None

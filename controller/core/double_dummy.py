@@ -193,6 +193,10 @@ class Solver:
                 after[t] |= 1 << c
         pext, reps, resolve = _PEXT, _REPS, self._resolve
         quick_side = self.maximise         # quick tricks bound only the game a side takes tricks in
+        # the lone seat playing to take the fewest, in a game without trumps (else -1)
+        duck_seat = -1
+        if not self.maximise and trump is None and len(self.counted & set(self.active)) == 1:
+            duck_seat = self.active.index(next(iter(self.counted & set(self.active))))
         counter = [0]
 
         def quick(leader: int) -> int:
@@ -226,6 +230,28 @@ class Solver:
                         continue
                 total += wins
             return total
+
+        def escapes(leader: int) -> bool:
+            """Whether the lone seat playing for the fewest (a misère's declarer, a
+            raspasovka's seat) can take no more tricks, not being on lead: in every suit its
+            i-th lowest card is below the others' i-th lowest -- each round of the suit holds
+            a card of the others at least that high, and it ducks with its lowest, never
+            wins, so never leads (no trumps in these games)."""
+            h = hands[duck_seat]
+            o = hands[(duck_seat + 1) % 3] | hands[(duck_seat + 2) % 3]
+            for sh in _SHIFTS:
+                hs = h >> sh & 255
+                if not hs:
+                    continue
+                os_ = o >> sh & 255
+                while hs and os_:
+                    low = hs & -hs
+                    other = os_ & -os_
+                    if low > other:
+                        return False
+                    hs ^= low
+                    os_ ^= other
+            return True
 
         def boundary(plan: tuple, k: int) -> bool:
             """At the start of a trick: does the side playing for the count reach ``k``?"""
@@ -264,6 +290,9 @@ class Solver:
                     return True
                 if hi < k:
                     return False
+            if duck_seat >= 0 and leader != duck_seat and leader != PRIKUP_ZONE and escapes(leader):
+                tt[key] = (lo, 0)
+                return False
             if quick_side and leader != PRIKUP_ZONE:
                 q = quick(leader)
                 if q > r:
@@ -352,19 +381,24 @@ class Solver:
                 c = laid[j]
                 if (c >> 3 == top >> 3 and c > top) or (c >> 3 == trump and top >> 3 != trump):
                     top, top_zone = c, order[j]
-
-            def beats(c: int) -> bool:
-                return (c >> 3 == top >> 3 and c > top) or (c >> 3 == trump and top >> 3 != trump)
-
-            ours = top_zone != PRIKUP_ZONE and zone_counted[top_zone] == zone_counted[z]
-            last = i == len(order) - 1
-            if wants[z]:
-                if ours and last:
-                    moves.sort(key=lambda c: c & 7)
+            top_suit = top >> 3
+            ruffable = top_suit != trump
+            winners, losers = [], []
+            for c in moves:             # generated suit by suit, each rising
+                if (c >> 3 == top_suit and c > top) or (ruffable and c >> 3 == trump):
+                    winners.append(c)
                 else:
-                    moves.sort(key=lambda c: (not beats(c), c & 7))   # the cheapest winner first
+                    losers.append(c)
+            if wants[z]:
+                if not (i == len(order) - 1 and top_zone != PRIKUP_ZONE
+                        and zone_counted[top_zone] == zone_counted[z]):
+                    moves = winners + losers                    # the cheapest winner first
             else:
-                moves.sort(key=lambda c: (beats(c), -(c & 7)))        # the highest loser first
+                if losers and losers[0] >> 3 != losers[-1] >> 3:
+                    losers.sort(key=lambda c: c & 7)
+                losers.reverse()
+                winners.reverse()
+                moves = losers + winners                        # the highest loser first
             killer = killers.get(laid)
             if killer is not None and killer in moves:
                 moves.remove(killer)
@@ -405,9 +439,10 @@ class Solver:
         left = max(h.bit_count() for h in hands)
         lo = max(lo, 0)
         hi = left if hi is None else min(hi, left)
-        g = (lo + hi) // 2 if guess is None else guess
+        g = guess
         while lo < hi:
-            k = min(max(g, lo + 1), hi)
+            # no guess: halve the window; else step from the guess
+            k = (lo + hi + 1) // 2 if guess is None else min(max(g, lo + 1), hi)
             if self.reaches(hands, plan, laid, k):
                 lo, g = k, k + 1
             else:
