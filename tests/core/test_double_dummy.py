@@ -87,16 +87,33 @@ def _both(kind, hands, counted, maximise, trick=5, previous="seat2", prikup=()):
 
 def test_misere_caught_by_the_lead_of_his_singleton():
     """Seed 003 («мизер ... игроки борются против взявшего прикуп с открытыми картами»):
-    the declarer seat3 holds the 9♠ alone; the first defender leads the 7♠, the other
-    must follow with the 8♠, and the declarer's 9♠ takes the trick.  Any other lead lets
-    him under every card (7♥, 7♦ are the lowest), so best play holds him to one trick."""
+    the declarer seat3 holds the 9♠ alone against the 7♠ and the 8♠.  A spade led by a
+    defender makes the other follow under it and the 9♠ take the trick: whatever seat1
+    leads first, seat2 wins a red trick and leads the 8♠.  His 7♥, 7♦ are the lowest of
+    their suits: nothing more.  With the 7♠ in his hand instead, nothing catches him."""
     active = ("seat1", "seat2", "seat3")
     kind = ContractPlay(Rules(), "misere", active)
     hands = _hands(seat1="7s 8h 8d", seat2="8s 9h 9d", seat3="9s 7h 7d")
     assert _both(kind, hands, ["seat3"], False, previous="seat1") == (1, 1)
-    # with the 7♠ in the declarer's hand instead, nothing catches him
     hands = _hands(seat1="9s 8h 8d", seat2="8s 9h 9d", seat3="7s 7h 7d")
     assert _both(kind, hands, ["seat3"], False, previous="seat1") == (0, 0)
+
+
+def test_misere_lead_costs_docs_worked_example():
+    """docs/analysis.md's worked example: seat3 (misère) holds 9♠ 7♥ 8♥, no diamond.
+    The 9♥ led: seat2 must take it with the 10♥ and leads the 8♠, the 9♠ is caught,
+    and seat3's last heart, led, nobody can follow: 2.  The 7♠ led catches the 9♠ at
+    once, but seat3 then leads a heart the others cover: 1 (the 7♠ costs one).  The 8♦
+    led, seat3 throws the 9♠ and is safe: 0 (it costs two)."""
+    active = ("seat1", "seat2", "seat3")
+    kind = ContractPlay(Rules(), "misere", active)
+    hands = _hands(seat1="7s 9h 8d", seat2="8s 10h 9d", seat3="9s 7h 8h")
+    assert _both(kind, hands, ["seat3"], False, previous="seat1") == (2, 2)
+    for lead, value in (("9h", 2), ("7s", 1), ("8d", 0)):
+        card = parse_card(lead)
+        rest = dict(hands, seat1=[c for c in hands["seat1"] if c != card])
+        position = (kind, rest, frozenset(["seat3"]), False, 5, "seat1", [("seat1", card)], [])
+        assert solver_value(*position) == brute_value(*position) == value, lead
 
 
 def test_a_trump_lead_stops_the_ruff():
