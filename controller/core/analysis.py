@@ -263,8 +263,10 @@ def _solve(number, kind_name, declarer, kind, active, games, maximise, tricks, w
                     values[name][j] = v
                     known[name] = v
                     moved[name] = [False, False]
-                for name, counted in games.items():
-                    moved[name][0 if (seat in counted) == maximise else 1] = True
+                # a card that was its seat's only choice moves no value (no search after it)
+                if solvers[next(iter(solvers))].choices(masks, t, laid, seat) > 1:
+                    for name, counted in games.items():
+                        moved[name][0 if (seat in counted) == maximise else 1] = True
                 masks[zone[seat]] ^= 1 << card_index(card)
                 j += 1
             laid.append(card_index(card))

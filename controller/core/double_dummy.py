@@ -369,6 +369,10 @@ class Solver:
                 lead = best.get(key)
                 if wants[z]:
                     moves.sort(key=lambda c: -(c & 7))             # high cards first
+                elif zone_max[z] and duck_seat >= 0:
+                    # leading into the ducking seat: first the suits it must follow
+                    d = hands[duck_seat]
+                    moves.sort(key=lambda c: (not d >> (c & ~7) & 255, c & 7))
                 else:
                     moves.sort(key=lambda c: c & 7)                # low cards first
                 if lead is not None and lead in moves:
@@ -393,6 +397,10 @@ class Solver:
                 if not (i == len(order) - 1 and top_zone != PRIKUP_ZONE
                         and zone_counted[top_zone] == zone_counted[z]):
                     moves = winners + losers                    # the cheapest winner first
+            elif zone_max[z] and duck_seat >= 0 and duck_seat in order[i + 1:]:
+                # giving the lone ducking seat the trick, before it plays: as low as can be
+                if moves[0] >> 3 != moves[-1] >> 3:
+                    moves.sort(key=lambda c: c & 7)
             else:
                 if losers and losers[0] >> 3 != losers[-1] >> 3:
                     losers.sort(key=lambda c: c & 7)
@@ -414,9 +422,21 @@ class Solver:
             return play(plan, len(laid), laid, on_table, k)
 
         self._counter = counter
+        self._allowed, self._after = allowed, after
         return search
 
     # --- the public questions --------------------------------------------------------
+
+    def choices(self, hands: Sequence[int], trick: int, laid: Sequence[int], zone: str) -> int:
+        """How many different cards (runs of equal cards count once) ``zone`` may lay now."""
+        z = self.zone[zone]
+        h = hands[z]
+        present = hands[0] | hands[1] | hands[2] | self._after[trick]
+        for c in laid:
+            present |= 1 << c
+        suits = self._allowed[laid[0] >> 3][_held(h)] if laid else (0, 1, 2, 3)
+        return sum(len(_REPS[(present >> (s << 3) & 255) << 8 | (h >> (s << 3) & 255)])
+                   for s in suits if h >> (s << 3) & 255)
 
     def reaches(self, hands: Sequence[int], plan: tuple, laid: Sequence[int], k: int) -> bool:
         """Whether the counted side, playing its best, gets ``k`` of the tricks left (the
