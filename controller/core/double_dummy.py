@@ -308,7 +308,7 @@ class Solver:
                     if hi < k:
                         tt[key] = (lo, hi)
                         return False
-            result = play(plan, 0, (), 0, k, key)
+            result = play(plan, 0, (), u, k, key)
             if result:
                 lo = k
             else:
@@ -316,25 +316,20 @@ class Solver:
             tt[key] = (lo, hi)
             return result
 
-        def play(plan: tuple, i: int, laid: tuple, on_table: int, k: int, key: int = -1) -> bool:
+        def play(plan: tuple, i: int, laid: tuple, present: int, k: int, key: int = -1) -> bool:
             """The ``i``-th card of a trick: does the side playing for the count reach ``k``
-            (this trick's tricks included)?"""
+            (this trick's tricks included)?  ``present``: the cards not gone (the hands, the
+            prikup's cards to come, this trick's cards), the same all through the trick."""
             t, order, memo = plan
-            if i == len(order):
-                done = memo.get(laid)
-                if done is None:
-                    done = resolve(plan, laid)
-                return boundary(done[1], k - done[0])
             z = order[i]
             if z == PRIKUP_ZONE:
-                c = prikup[t]
-                return play(plan, i + 1, laid + (c,), on_table | 1 << c, k)
+                return play(plan, i + 1, laid + (prikup[t],), present, k)
             counter[0] += 1
             h = hands[z]
-            present = hands[0] | hands[1] | hands[2] | after[t] | on_table
             if laid:
                 led = laid[0] >> 3
-                suits = allowed[led][_held(h)]
+                suits = allowed[led][(h & 0xFF != 0) | (h & 0xFF00 != 0) << 1 | (h & 0xFF0000 != 0) << 2
+                                     | (h & 0xFF000000 != 0) << 3]
             else:
                 led = -1
                 suits = (0, 1, 2, 3)
@@ -349,9 +344,16 @@ class Solver:
                 moves = order_moves(moves, z, laid, order, i, led, key)
             mx = zone_max[z]
             first = True
+            last = i == len(order) - 1
             for c in moves:
                 hands[z] = h ^ (1 << c)
-                if play(plan, i + 1, laid + (c,), on_table | 1 << c, k) == mx:
+                after_card = laid + (c,)
+                if last:                # the trick is full: who took it, and on to the next
+                    done = memo.get(after_card) or resolve(plan, after_card)
+                    result = boundary(done[1], k - done[0])
+                else:
+                    result = play(plan, i + 1, after_card, present, k)
+                if result == mx:
                     hands[z] = h
                     if not first:
                         if i == 0:
@@ -414,12 +416,12 @@ class Solver:
             return moves
 
         def search(plan: tuple, laid: tuple, k: int) -> bool:
-            on_table = 0
-            for c in laid:
-                on_table |= 1 << c
             if not laid:
                 return boundary(plan, k)
-            return play(plan, len(laid), laid, on_table, k)
+            present = hands[0] | hands[1] | hands[2] | after[plan[0]]
+            for c in laid:
+                present |= 1 << c
+            return play(plan, len(laid), laid, present, k)
 
         self._counter = counter
         self._allowed, self._after = allowed, after
