@@ -3,9 +3,11 @@
 The format (docs/analysis.md, in the style of FORMATS.md's game log: JSON Lines,
 appended, a torn last line dropped on reading)::
 
-    {"deal": 3, "key": "9f2c4e0a1b7d3c55", "version": 1, "analysis": {"number": 3, "kind": "contract", ...}}
+    {"deal": 3, "key": "9f2c4e0a1b7d3c55", "version": 1, "line": "best play: 7 for the declarer (played 6); ...",
+     "analysis": {"number": 3, "kind": "contract", ...}}
 
-``analysis`` is the deal's object of ``preftable analyse --json``; ``key`` is a digest of
+``analysis`` is the deal's object of ``preftable analyse --json``, ``line`` its line for
+people (the table page's history shows it); ``key`` is a digest of
 what the analysis depends on (the deal's kind, game, declarer and every card of its
 tricks), so a deal reopened by ``undo`` and finished otherwise is analysed again, and
 ``version`` that of :data:`~controller.core.analysis.ANALYSIS_VERSION`.  The newest line
@@ -70,6 +72,22 @@ class AnalysisFile:
             known[deal] = (key, analysis)
         return known
 
+    def lines(self) -> dict[int, str]:
+        """deal number -> its line for people ("best play: ..."), from the file as it is now."""
+        out: dict[int, str] = {}
+        try:
+            with open_read(self.path) as fh:
+                data = fh.read()
+        except OSError:
+            return out
+        for raw in data.split(b"\n"):
+            try:
+                line = json.loads(raw)
+                out[int(line["deal"])] = str(line["line"])
+            except (ValueError, KeyError, TypeError):
+                continue
+        return out
+
     def known(self) -> dict[int, tuple[str, dict]]:
         if self._known is None:
             self._known = self.read()
@@ -86,7 +104,8 @@ class AnalysisFile:
         """Write one deal's line (appended and flushed; the file is made 0640 if missing)."""
         key = deal_key(entry)
         obj = analysis.to_dict()
-        line = {"deal": analysis.number, "key": key, "version": ANALYSIS_VERSION, "analysis": obj}
+        line = {"deal": analysis.number, "key": key, "version": ANALYSIS_VERSION, "line": analysis.line(),
+                "analysis": obj}
         with open_append(self.path) as fh:
             fh.write((json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8"))
         self.known()[analysis.number] = (key, obj)

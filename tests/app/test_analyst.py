@@ -76,3 +76,25 @@ def test_run_writes_the_analysis_of_each_deal(tmp_path):
     (path,) = (tmp_path / "logs").glob(f"*/{ANALYSIS}")
     first = json.loads(path.read_text().splitlines()[0])
     assert first["deal"] == 1 and first["analysis"]["number"] == 1
+
+
+def test_the_history_shows_each_deals_analysis_line(tmp_path):
+    """The live page's History: a deal's line from analysis.jsonl under its summary."""
+    from controller.app.web.output import WebOutput
+    from controller.app.web.pages import Pages
+    from controller.core.analysis import analyse_entry
+    from controller.store.analyses import AnalysisFile
+
+    script = Script(config())
+    script.deal(DEAL_A)
+    entry = script.tracker.records[0].entry
+    result = analyse_entry(entry, script.cfg.rules, 3)
+    AnalysisFile(tmp_path).append(entry, result)
+    output = WebOutput.__new__(WebOutput)
+    output._analysis_seen = (None, -1, {})
+    lines = output._analysis(tmp_path)
+    assert lines == {"1": result.line()} and result.line().startswith("best play: seat2 sure of ")
+    state = {"seats": ["seat1", "seat2", "seat3"], "deals": [entry], "analysis": lines}
+    html = Pages().part("history", state)
+    assert '<p class="analysis">best play: seat2 sure of ' in html
+    assert "analysis" not in Pages().part("history", dict(state, analysis={}))
