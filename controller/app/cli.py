@@ -161,46 +161,78 @@ def session_files(events: str, config: str | None, deck: str | None) -> tuple[st
     return config, deck, "replaying with " + " and ".join(said)
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
+def _replayed(events: str, config_path: str | None, deck_path: str | None, verbose: int):
+    """(tracker, config) of a replay of ``events`` with the session's own config and deck
+    unless given, reporting on stderr what was ignored or flagged."""
     from ..core.deck import load_deck
     from ..store.replay import replay_file
-    from .textview import summary_text
 
-    config_path, deck_path, note = session_files(args.events, args.config, args.deck)
+    config_path, deck_path, note = session_files(events, config_path, deck_path)
     config = load_game_config(config_path)
     deck = load_deck(deck_path)
-    name = "<stdin>" if args.events == "-" else args.events
+    name = "<stdin>" if events == "-" else events
     if note:
         sys.stderr.write(f"{name}: {note}\n")
     tally = ReplayTally(name)
 
     progress = None
-    if (sys.stderr.isatty() and args.events != "-" and Path(args.events).is_file()
-            and Path(args.events).stat().st_size > 1_000_000):
-        def progress(events: int, deals: int) -> None:
-            sys.stderr.write(f"\rreplaying: {events:,} events, {deals:,} deals")
+    if (sys.stderr.isatty() and events != "-" and Path(events).is_file()
+            and Path(events).stat().st_size > 1_000_000):
+        def progress(done: int, deals: int) -> None:
+            sys.stderr.write(f"\rreplaying: {done:,} events, {deals:,} deals")
             sys.stderr.flush()
 
-    tracker = replay_file(args.events, config, deck, on_error=tally.bad_line, progress=progress,
+    tracker = replay_file(events, config, deck, on_error=tally.bad_line, progress=progress,
                           on_signals=tally.signals)
     if progress is not None:
         sys.stderr.write("\n")
     if not tracker.events_seen:         # nothing to replay: not an all-zero pulka with exit 0
-        return _fail(tally.nothing())
+        raise PreftableError(tally.nothing())
     tally.release()
-    summary = tracker.summary()
-    line = tally.summary(len(summary["deals"]))
+    line = tally.summary(len(tracker.records) + (tracker.deal is not None))
     unknown = tally.mistakes.get("unknown tag", [0])[0]
     if deck is None and unknown >= UNKNOWN_HINT:
         line = (line or name) + (f"; {plural(unknown, 'tag')} not in any deck: replay with the deck the "
                                  "table used, --deck deck.toml (a session folder's own deck.toml is taken "
                                  "when its events.jsonl is replayed)")
-    if line or args.verbose:
+    if line or verbose:
         sys.stderr.write((line or f"{name}: nothing ignored, no mistakes") + "\n")
+    return tracker, config
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from .textview import summary_text
+
+    tracker, config = _replayed(args.events, args.config, args.deck, args.verbose)
+    summary = tracker.summary()
+    results = None
+    if args.analyse:
+        from .analyse import add_replay_analyses, analyse_tracker, events_and_folder
+
+        results = analyse_tracker(tracker, config, events_and_folder(args.events)[1])
+        add_replay_analyses(summary, results)
     if args.json:
         _print_json(summary)
     else:
         sys.stdout.write(summary_text(summary, config.table.names))
+        if results is not None:
+            from .analyse import analysis_text
+            sys.stdout.write(analysis_text(results, summary))
+    return EXIT_OK
+
+
+# --- analyse ----------------------------------------------------------------------
+
+def cmd_analyse(args: argparse.Namespace) -> int:
+    from .analyse import analyse_tracker, analysis_text, events_and_folder
+
+    events, folder = events_and_folder(args.target)
+    tracker, config = _replayed(events, args.config, args.deck, verbose=False)
+    results = analyse_tracker(tracker, config, folder)
+    if args.json:
+        _print_json({"deals": [r.to_dict() for r in results]})
+    else:
+        sys.stdout.write(analysis_text(results, tracker.summary()))
     return EXIT_OK
 
 
@@ -303,6 +335,16 @@ HELP: dict[str, tuple[str, list[str], list[str]]] = {
                ["0  replayed (even with skipped lines)",
                 "2  no such events, config or deck file, an invalid config or deck, or a file without "
                 "a single table event (empty, or not table events)"]),
+    "analyse": ("Double-dummy analysis of every deal of a game log (docs/analysis.md): what best play "
+                "would have made (a contract or misère: the declarer's tricks; a raspasovka: the tricks each "
+                "seat can be sure of) and the tricks each card cost its side. A deal ended by a claim, "
+                "stopped, abandoned, unplayed or with a revoke is not analysed, with the reason. Inside a "
+                "session folder its own config.toml and deck.toml are used unless --config/--deck is given, "
+                "and its analysis.jsonl for the deals it holds.",
+                ["preftable analyse logs/2026-12-01T09-00-00Z",
+                 "preftable analyse game.jsonl --config config.toml --json"],
+                ["0  analysed (deals that cannot be analysed say why)",
+                 "2  no such events file or session folder, or an invalid config or deck"]),
     "settle": ("Settle a pulka into balances in whists (RULES.md): a summary JSON as replay --json or a "
                "session's summary.json print it, or just its pulka object.",
                ["preftable settle logs/2026-12-01T09-00-00Z/summary.json",
@@ -402,7 +444,18 @@ def _add_own_commands(sub) -> None:
     p.add_argument("--config", help="config file (TOML); default: the session's config.toml, else default rules")
     p.add_argument("--deck", help="deck file (TOML) resolving tag UIDs to cards; default: the session's deck.toml")
     p.add_argument("--json", action="store_true", help="print the summary JSON (FORMATS.md) instead of tables")
+    p.add_argument("--analyse", action="store_true",
+                   help='also the double-dummy analysis of each deal (docs/analysis.md), under "analysis"')
     p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("analyse", help="double-dummy analysis of every played deal: best play, each card's cost")
+    p.add_argument("target", metavar="EVENTS|SESSION_DIR",
+                   help="table events (JSON Lines; - reads stdin) or a session folder of the game log")
+    p.add_argument("--config", help="config file (TOML); default: the session's config.toml, else default rules")
+    p.add_argument("--deck", help="deck file (TOML) resolving tag UIDs to cards; default: the session's deck.toml")
+    p.add_argument("--json", action="store_true",
+                   help='print {"deals": [{"number", "kind", "analysed", "reason", "dd", "cards"}]}')
+    p.set_defaults(func=cmd_analyse)
 
     p = sub.add_parser("settle", help="settle a pulka into balances")
     p.add_argument("file", help="a summary JSON, or just its pulka object")

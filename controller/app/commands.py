@@ -68,6 +68,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             session.folder.name
         source = backends.reader(settings.backend).source(settings.readers, ctx)
         service.outputs = backends.build_outputs(ctx)
+        from .analyst import Analyst        # each ended deal analysed in a child process
+        service.outputs.append(Analyst(service.tracker.rules, service.tracker.players))
         if not (buttons is not None and "confirm" in settings.section("gpio").buttons):
             hint = keyboard_confirm(service)
             for out in service.outputs:

@@ -82,6 +82,18 @@ def active_seats(players: int, dealer: str) -> tuple[str, ...]:
     return tuple(next_seat(dealer, players, step) for step in range(1, count + 1))
 
 
+def follow_marks(led: str, suit: str, trump: str | None) -> tuple[bool, bool]:
+    """What a follower's card of ``suit`` to a trick led in ``led`` says of his hand
+    (RULES.md: follow suit, else any card; RULES-contracts.md "Play": follow suit, else
+    trump, else any): (he held no card of the led suit, he held no trump).
+
+    The one statement of the duty to follow: the deal remembers these marks to prove a
+    revoke; the double-dummy solver allows a card only to a hand they are true of."""
+    if suit == led:
+        return False, False
+    return True, trump is not None and led != trump and suit != trump
+
+
 # --- the seam: the rules of the play of one kind of deal ----------------------------
 
 class DealKind(Protocol):
@@ -453,11 +465,11 @@ class Deal:
             # a follower not following the led suit (or not trumping) is remembered: the
             # revoke is proven when that seat later plays the suit (above)
             led = current[0][1].suit
-            suit = card.suit
-            if suit != led:
-                self.voids.setdefault(zone, {}).setdefault(led, index)
-                trump = self.kind.trump
-                if trump is not None and led != trump and suit != trump:
+            if card.suit != led:
+                void, no_trump = follow_marks(led, card.suit, self.kind.trump)
+                if void:
+                    self.voids.setdefault(zone, {}).setdefault(led, index)
+                if no_trump:
                     self.trumpless.setdefault(zone, index)
         current.append(pair)
         if len(current) < len(self._order):

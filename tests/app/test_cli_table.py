@@ -189,7 +189,7 @@ def test_every_command_explains_itself():
 
     parser = build_parser()
     sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
-    assert set(sub.choices) == {"run", "demo", "replay", "settle", "report", "enroll", "doctor",
+    assert set(sub.choices) == {"run", "demo", "replay", "analyse", "settle", "report", "enroll", "doctor",
                                 "hub-emulator", "diagram", "club"}
     for name, command in sub.choices.items():
         assert command.description, name

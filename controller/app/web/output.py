@@ -49,6 +49,7 @@ class WebOutput:
         self.rules = rules
         self.server = None
         self.failed: str | None = None
+        self._analysis_seen: tuple = (None, -1, {})
 
     def start(self):
         """Start the web server (its thread, its loop); raises :class:`WebError` when it cannot listen."""
@@ -88,7 +89,24 @@ class WebOutput:
                 self.failed = str(exc)
                 log.error("%s; the table goes on without its page", exc)
                 return
-        self.server.publish(item.snapshot.to_dict())
+        state = item.snapshot.to_dict()
+        if item.session_dir is not None:
+            state["analysis"] = self._analysis(Path(item.session_dir))
+        self.server.publish(state)
+
+    def _analysis(self, folder: Path) -> dict[str, str]:
+        """The session's analysis lines by deal number (docs/analysis.md), read again only
+        when its analysis.jsonl grew."""
+        from ...store.analyses import AnalysisFile
+
+        store = AnalysisFile(folder)
+        try:
+            size = store.path.stat().st_size
+        except OSError:
+            return {}
+        if self._analysis_seen[:2] != (folder, size):
+            self._analysis_seen = (folder, size, {str(n): line for n, line in store.lines().items()})
+        return self._analysis_seen[2]
 
     def tick(self, now: float) -> None:
         pass
