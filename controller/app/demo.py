@@ -592,7 +592,7 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     view = LiveView(deals, stream, game.table.names, link=source.link, confirm_hint=hint)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
     players = PacedPlayers(emulator, zones, deck, speed, enter=page_entry(service, zones)) \
-        if game.rules.bidding else None
+        if game.rules.bidding is True else None
     follower = TableFollower(deck) if players is None else None
     if players is not None:
         service.outputs.append(players)

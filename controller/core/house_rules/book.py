@@ -9,6 +9,12 @@ from typing import Any, Callable, Mapping
 from .conventions import Convention
 
 
+def every_game(kind: str | None, outcome: str | None) -> bool:
+    """The table's own rule: every contract, misère or unplayed deal ends a raspasovka series.
+    A named function, not a lambda: the rules travel to the analysis worker by pickle."""
+    return True
+
+
 @dataclass(frozen=True)
 class HouseRule:
     """One ``[rules]`` key: its values (the first is the table's own), what each value
@@ -41,7 +47,7 @@ class RuleBook:
     ten_obligation: bool = True              # a whisted 10 carries the whisters' obligation (1 trick)
     help_sitting_out_dealer: bool = True     # a sitting-out dealer's pulya can be helped
     series_end: str = "every_game"           # which deals end a raspasovka series (by name) ...
-    series_ends: Callable[[str | None, str | None], bool] = lambda kind, outcome: True   # ... asked
+    series_ends: Callable[[str | None, str | None], bool] = every_game               # ... asked
     series_after_last: str = "restart"       # after the last price: restart the series, or stay at it
     dealer_after_failed_game: str = "next"   # in a running series: the next seat deals, or the same again
     settlement: str = "exact"                # "exact" | "whole_rounded" | "whole_truncated"

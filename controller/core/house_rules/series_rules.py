@@ -3,17 +3,22 @@ asks the book's answers."""
 
 from __future__ import annotations
 
-from .book import HouseRule
+from .book import HouseRule, every_game
 
 # Which ended game (its kind, its outcome) ends a raspasovka series:
 # every_game: any contract, misère or unplayed deal (RULES-contracts.md "Dealer and progression");
 # not_failed: all but a failed contract (PrefAndroid raspasyLength: a misère always does);
 # made_in_play: only a contract or misère made in play (kozlov resetPassGameIfNeeded)
-SERIES_ENDS = {
-    "every_game": lambda kind, outcome: True,
-    "not_failed": lambda kind, outcome: kind == "misere" or outcome != "failed",
-    "made_in_play": lambda kind, outcome: outcome == "made",
-}
+# Named functions, not lambdas: the rules travel to the analysis worker process by pickle.
+def not_failed(kind: str | None, outcome: str | None) -> bool:
+    return kind == "misere" or outcome != "failed"
+
+
+def made_in_play(kind: str | None, outcome: str | None) -> bool:
+    return outcome == "made"
+
+
+SERIES_ENDS = {"every_game": every_game, "not_failed": not_failed, "made_in_play": made_in_play}
 
 
 def _series_end(answers: dict, value: str) -> None:
