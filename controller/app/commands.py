@@ -219,10 +219,10 @@ def add_demo(sub) -> None:
     p.add_argument("--config", help="take [table] and [rules] from this config file")
     p.add_argument("--bidding", action="store_true",
                    help="whole games: the players bid with their tokens, play contracts, misères and raspasovkas")
-    p.add_argument("--entry", choices=("tokens", "page"), default="tokens",
-                   help="with --bidding: how the players enter their calls: bidding tokens on their readers "
-                        "(default), or as a group with a phone does -- the auction's result in one line, "
-                        "whists from the page, claims (needs the tracker's second-edition lines)")
+    p.add_argument("--entry", choices=("tokens", "page"), default=None,
+                   help="how the players enter their calls: as a group with a phone does (the default "
+                        "without --bidding) -- the auction's result in one line, whists and claims from "
+                        "the page; or bidding tokens on their readers (the default with --bidding)")
     p.add_argument("--log-dir", default="logs", help="game log folder (default ./logs)")
     p.add_argument("--web", nargs="?", type=web_address, const="127.0.0.1:8080", metavar="[HOST:]PORT",
                    help="serve the live table page while it plays: PORT on 127.0.0.1, or HOST:PORT "

@@ -222,13 +222,21 @@ def _game_words(code: str | None) -> str:
 # options.py (the CLI reads them without importing the demo).
 
 
+def whole_games(game: GameConfig, entry: str) -> bool:
+    """Whether the demo's players play whole games: always with ``bidding = true`` (their calls
+    on bidding tokens, or from the page), and under ``"auto"`` when they enter what they agree
+    on the page as a group with a phone would (RULES-contracts.md, second edition: a deal that
+    all pass is just played, a bid one's result is one line).  ``false``: raspasovka only."""
+    return game.rules.bidding is True or (game.rules.bidding == "auto" and entry == "page")
+
+
 def demo_simulator(game: GameConfig, seed: int, deck, speed: float, entry: str = "tokens") -> TableSimulator:
     """The simulated players of the demo (sim times are divided by ``speed`` when played).
 
     Above :data:`MAX_SPEED` (only callers other than the CLI ask for that) the
     moves are held :data:`MIN_GAP_S` of real time apart, as the readers need.
     """
-    if game.rules.bidding is True:  # whole games (bidding tokens); "auto" plays as before, raspasovka
+    if whole_games(game, entry):
         return BiddingSimulator(game, seed=seed, deck=deck, noise=Noise.demo(), step_s=0.5,
                                 gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed),
                                 entry=entry)
@@ -531,7 +539,9 @@ class PacedPlayers:
                 continue
             if self.emulator.tags()[reader] == event.uid:
                 continue                                # read again while it lies: nothing new
-            if self.deck.token_for(event.uid) is not None:
+            if self.idle or self.deck.token_for(event.uid) is not None:
+                # a deal's first card or token waits for a clear table (RULES-contracts.md, second
+                # edition: every card lying anywhere counts), as players let the last one be lifted
                 self._wait(lambda: not self.idle or not self._cards_lying(), "the last deal's cards lifted")
             self._wait(lambda: key not in self.reported, f"{event.uid} lifted on {event.zone}")
             self.emulator.place(reader, event.uid)
@@ -592,7 +602,7 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     view = LiveView(deals, stream, game.table.names, link=source.link, confirm_hint=hint)
     service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
     players = PacedPlayers(emulator, zones, deck, speed, enter=page_entry(service, zones)) \
-        if game.rules.bidding is True else None
+        if whole_games(game, entry) else None
     follower = TableFollower(deck) if players is None else None
     if players is not None:
         service.outputs.append(players)
@@ -701,7 +711,10 @@ def preftable_command() -> str:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     game = load_game_config(args.config) if args.config else GameConfig(Table(players=args.players))
-    if getattr(args, "bidding", False):
+    # --bidding: the calls on bidding tokens (every deal begins with its auction); otherwise the
+    # players enter what they agree on the page, under the config's rules.bidding ("auto")
+    entry = getattr(args, "entry", None) or ("tokens" if getattr(args, "bidding", False) else "page")
+    if entry == "tokens" and getattr(args, "bidding", False):
         game = replace(game, rules=replace(game.rules, bidding=True))
     out = sys.stdout
     keyboard = sys.stdin if sys.stdin is not None and sys.stdin.isatty() and out.isatty() else None
@@ -709,7 +722,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     try:
         result = run_demo(deals=args.deals, speed=args.speed, seed=args.seed, log_dir=Path(args.log_dir),
                           game=game, stream=out, keyboard=keyboard, web=getattr(args, "web", None),
-                          entry=getattr(args, "entry", "tokens"))
+                          entry=entry)
     except KeyboardInterrupt as exc:
         where = f"; the game log so far is in {exc.args[0]}" if exc.args else ""
         sys.stderr.write(f"preftable: demo interrupted (Ctrl-C){where}\n")

@@ -16,13 +16,18 @@ from controller.app.demo import run_demo
 from controller.app.options import MAX_SPEED
 from controller.core.config import GameConfig
 
-GOLDEN = Path(__file__).parent / "data" / "demo_seed7_summary.json"
+GOLDEN = Path(__file__).parent / "data" / "demo_seed13_summary.json"
 
 
-def test_the_demo_summary_for_seed_7_is_the_golden_one(tmp_path):
-    result = run_demo(deals=2, speed=MAX_SPEED, seed=7, log_dir=tmp_path, game=GameConfig(), stream=io.StringIO())
+def test_the_demo_summary_for_seed_13_is_the_golden_one(tmp_path):
+    result = run_demo(deals=2, speed=MAX_SPEED, seed=13, log_dir=tmp_path, game=GameConfig(), stream=io.StringIO(),
+                      entry="page")
     got = json.dumps(result["summary"], indent=1, sort_keys=True)
     if os.environ.get("PREFTABLE_UPDATE_GOLDEN"):
         GOLDEN.write_text(got, encoding="utf-8")
     assert json.loads(got) == json.loads(GOLDEN.read_text(encoding="utf-8"))
     assert result["recorded"]["complete"] == 2
+    # the demo's default game is the whole game as a group with a phone enters it: seed 13's two
+    # deals are contracts entered by their result line, the first ended by a claim
+    deals = result["summary"]["deals"]
+    assert [d["kind"] for d in deals] == ["contract", "contract"] and deals[0]["claimed"] is not None
