@@ -14,7 +14,7 @@ The hub is the shipping firmware (``firmware/hub.py``) run by the emulator.
 The bare-pty baseline is measured in the same run: on a loaded machine the
 scheduler's own tail shows there, and the link's cost is the difference.
 
-Targets (issue 4): >= 20,000 frames/s, p99 <= 2 ms.
+Targets: >= 20,000 frames/s, p99 <= 2 ms.
 Run: .venv/bin/python bench/bench_link.py [--frames N] [--samples N]
 """
 

@@ -7,7 +7,7 @@ Against Debian's mosquitto on loopback (a broker started for the run):
    own process as on its own Pi, the board in this one.  CLOCK_MONOTONIC is
    one clock for every process of the machine: the time is taken when the
    service's append returns and when the board takes the line, before it
-   writes its mirror.  Target (issue 14): p99 <= 50 ms at 20.  The same with
+   writes its mirror.  Target: p99 <= 50 ms at 20.  The same with
    the 20 tables and the board in one Python process (one GIL) beside it.
    Also the messages per second the broker carried and the CPU it used for
    them (from /proc), the basis of the README's sizing.

@@ -5,7 +5,7 @@ dir holding one unfinished session of 1,000 and of 10,000 deals, with its
 checkpoint journal and without it (the journal deleted before each start), and
 timed from process start to systemd's ``READY=1``; beside it, in the same run,
 ``python -c "import transitions, serial"``.  The service's peak resident memory
-(VmHWM) is read at ready, after the resume.  Issue 10's targets: at 10,000
+(VmHWM) is read at ready, after the resume.  The targets: at 10,000
 deals with the journal, ready within 3x the bare import and VmHWM <= 40 MB.
 
     .venv/bin/python bench/bench_resume.py [--deals 1000 10000] [--runs 3] [--journal both]

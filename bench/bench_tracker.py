@@ -13,9 +13,9 @@ line of the same file: its game log ``events.jsonl`` as the table writes it
 validation alone) and of the ``transitions`` machinery (the triggers the replay
 fires, counted in a separate run, times the bare trigger's cost).
 
-Targets: raspasovka >= 50,000 events/s on one core, <= 3x the bare trigger
-(issue 2); a mixed game no slower per event than raspasovka within 10 %, and
-the 1,000-deal replay within 3x the bare ``json.loads`` (issue 12).  The
+Targets: raspasovka >= 50,000 events/s on one core, <= 3x the bare trigger;
+a mixed game no slower per event than raspasovka within 10 %, and
+the 1,000-deal replay within 3x the bare ``json.loads``.  The
 per-event figures are also given against the bare trigger, which carries them
 across runs and machines: the raspasovka tracker before the contract game
 (commit ce11718, its own bench_tracker.py) cost 0.91-1.03x the bare trigger

@@ -1,4 +1,4 @@
-"""The live table page's speed (issue 13), with Debian's Chromium (prints figures).
+"""The live table page's speed, with Debian's Chromium (prints figures).
 
 1. Card laid -> page: from the emulated hub writing a SEEN frame to the card's
    element appearing in the DOM of a real browser showing ``/`` (a

@@ -601,7 +601,7 @@ class HubLink:
         if self._phase in ("hello", "incompatible"):
             self._hello_at = None
             self._phase = "snap"
-            # a link state change: WARNING, so that it shows under systemd without -v (issue 10)
+            # a link state change: WARNING, so that it shows under systemd without -v
             self._status(f"table hub {fw_version} (boot {boot_id}, {info.readers} readers) "
                          f"connected at {self.url}", logging.WARNING)
             self._reconcile.holding = True

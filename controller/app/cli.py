@@ -413,7 +413,7 @@ class OneLineParser(argparse.ArgumentParser):
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The whole parser; with ``command`` (one of the service's subcommands), only that
     subcommand, so ``run`` does not import what enroll, doctor or club need to declare
-    their options (a restart is timed from process start, issue 10)."""
+    their options (a restart is timed from process start)."""
     parser = OneLineParser(
         prog="preftable", description="Smart card table for Preferans: tracks the whole game (auction, contracts, whisting, misère, raspasovka) and the pulka.",
         epilog="Every bad input gives one line on stderr and exit status 2. "

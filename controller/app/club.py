@@ -1,4 +1,4 @@
-"""The club board (issue 14): ``preftable club --broker URL [--dir DIR]``.
+"""The club board: ``preftable club --broker URL [--dir DIR]``.
 
 It follows every table that publishes under ``<prefix>/`` (see
 :mod:`controller.app.mqtt` for the topics and payloads): it subscribes to

@@ -1,4 +1,4 @@
-"""The MQTT publisher (issue 14): a table publishes its game to a broker.
+"""The MQTT publisher: a table publishes its game to a broker.
 
 An output on the table service's bus, configured by ``[mqtt]``; off unless
 that section exists, and paho-mqtt (the ``club`` extra) is imported only then::
@@ -184,7 +184,7 @@ ALERTS_SENT = 4              # mistakes awaiting confirm sent in full (the rest 
 
 def board_state(snapshot) -> dict:
     """What the ``state`` topic carries of a snapshot: the table now, in a size that does not grow
-    with the session (BUS.md field names; no ``deals`` history, no display, LEDs or cards lying
+    with the session (the snapshot's field names, :mod:`controller.core.snapshot`; no ``deals`` history, no display, LEDs or cards lying
     around).  Built from the snapshot's fields, so the lazy deal history is never decoded."""
     deal = snapshot.deal
     return {

@@ -613,7 +613,7 @@ def render_svg(summary: Mapping[str, Any], names: Mapping[str, str] | None = Non
 
 # ---------------------------------------------------------------- HTML
 
-# Phone first (issue 13): the sheet scales to the width, the tables wrap instead of scrolling
+# Phone first: the sheet scales to the width, the tables wrap instead of scrolling
 # sideways, and the browser's dark mode is followed (the sheet itself stays paper-white).
 PULKA_CSS = """
 .pulka { --ink: #1a1a1a; --head: #1f3a68; --rule: #c8d0dc; --stripe: #eef2f8; --pos: #1b7a2e; --neg: #b3261e; }
@@ -655,7 +655,7 @@ def pulka_sections(summary: Mapping[str, Any], names: Mapping[str, str] | None =
                    history: History | None = None, rules: Rules | None = None) -> str:
     """The pulka as HTML sections: the sheet (SVG inline), the settlement and the deal history.
 
-    Shared by ``pulka.html`` and the live page's ``/pulka`` (issue 13), inside
+    Shared by ``pulka.html`` and the live page's ``/pulka``, inside
     an element of class ``pulka`` styled by :data:`PULKA_CSS`.
     """
     players = players_of(summary)

@@ -1,5 +1,5 @@
 """Deck files (FORMATS.md "Deck file"): tag UIDs mapped to the 32 cards, and the
-optional ``[bids]`` table of bidding tokens (issue 12; :mod:`controller.core.tokens`).
+optional ``[bids]`` table of bidding tokens (:mod:`controller.core.tokens`).
 
 A deck with a missing, repeated or unknown card, or a UID given twice, is
 refused with a :class:`~controller.errors.DeckError` naming the card or UID.

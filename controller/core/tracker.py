@@ -10,7 +10,7 @@ callbacks write the derived lines a phase change causes (``auction``,
 ``whisting``, the deal's result).  The machine moves only when the phase does:
 a card inside play fires no trigger (the trick's lead and close are the deal's
 own bookkeeping), and no move is tried that cannot apply -- a replay fires about
-four triggers a deal (issue 12's replay speed).  With ``rules.bidding = false``
+four triggers a deal (the replay's speed).  With ``rules.bidding = false``
 a deal goes from ``idle`` straight to ``play`` (RULES.md); with ``true`` every deal
 begins with its auction (RULES-contracts.md); with ``"auto"`` (the default) the deal's
 first accepted line decides: a card, a bid, or a result line that is the auction and

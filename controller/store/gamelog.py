@@ -73,7 +73,7 @@ _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 JOURNAL_BATCH = 1 << 20     # rebuilt journal lines written in batches of about this many bytes
 # A rebuild (a lost or unusable journal) replays the whole log; every this many deals the
 # tracker is restored from the journal line just written, so the ended deals stay on disk
-# (read when needed) and the rebuild's memory stays flat in the log's length (issue 10).
+# (read when needed) and the rebuild's memory stays flat in the log's length.
 LIGHTEN_EVERY = 200
 MAX_SESSION_FILE = 1 << 20      # a session's config.toml or deck.toml is read only up to this size
 

@@ -13,7 +13,7 @@ checksum of the line::
 - ``t``: the last table event's ``t``;
 - ``crc``: CRC-32 of those bytes (``events.jsonl[:offset]``);
 - ``xxh3``: XXH3-64 of the same bytes, and ``jxxh3``: XXH3-64 of the journal's
-  own bytes before this line (both added for issue 10's resume speed: XXH3 reads
+  own bytes before this line (both added for the resume's speed: XXH3 reads
   ~5x faster than CRC-32; lines written before them lack them and are still read);
 - ``check``: CRC-32 of the line itself up to ``,"check":`` (closed with ``}``),
   so an edited or half-written line is never taken for a checkpoint.

@@ -1,4 +1,4 @@
-"""Issue 10's fault soak harness: players at an emulated hub, a hostile line, a killed service.
+"""The fault soak harness: players at an emulated hub, a hostile line, a killed service.
 
 One :class:`SoakTable` is one seeded session: ``preftable run`` (a real
 process, forked from the test's so that its two starts cost no interpreter start;

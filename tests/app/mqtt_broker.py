@@ -1,4 +1,4 @@
-"""A real Mosquitto broker for the tests and the benchmark (issue 14).
+"""A real Mosquitto broker for the tests and the benchmark.
 
 Debian's ``/usr/sbin/mosquitto`` runs with a config written for the test, on
 a free port of 127.0.0.1 only, with its persistence file in the test's own

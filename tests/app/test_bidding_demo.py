@@ -1,5 +1,5 @@
 """``demo --bidding``: whole games through the emulated hub, the calls made with bidding tokens
-laid on the players' own readers (issue 12 item 4).  Synchronised on the table's events
+laid on the players' own readers.  Synchronised on the table's events
 (controller.app.demo.PacedPlayers), never on sleeps."""
 
 import io

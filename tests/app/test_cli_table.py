@@ -68,7 +68,7 @@ FILES = {
 
 # (name, arguments, exit status, text of the one stderr line)
 CASES = [
-    # tracebacks once (issue 11)
+    # tracebacks once
     ("diagram into a missing folder", ["diagram", "-o", "/nonexistent/dir/x.mmd"], 2, "cannot write"),
     ("hub-emulator port too big", ["hub-emulator", "--tcp", "99999"], 2, "--tcp"),
     ("hub-emulator negative port", ["hub-emulator", "--tcp", "-5"], 2, "--tcp"),

@@ -1,4 +1,4 @@
-"""The club board's web page (issue 14, ``/club``) end to end, in a real browser.
+"""The club board's web page (``/club``) end to end, in a real browser.
 
 Debian's mosquitto on loopback, two simulated tables publishing (a real
 TableService with the MQTT publisher each), ``preftable club --web`` as the

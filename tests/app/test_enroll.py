@@ -369,7 +369,7 @@ def test_enroll_through_spi_readers(tmp_path):
 
 
 def test_enroll_through_spi_readers_waits_for_a_tag_lying_there_to_be_lifted(tmp_path):
-    """Issue 11: a tag already on a reader when enrolment starts is not enrolled at once; the
+    """A tag already on a reader when enrolment starts is not enrolled at once; the
     reader is named, and enrolment starts once it is lifted (the Pi's own readers, like the hub)."""
     from controller.app.enroll import EnrolRun
     from controller.app.settings import settings_from_dict

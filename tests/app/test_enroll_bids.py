@@ -1,5 +1,5 @@
 """preftable enroll --bids: bidding token sets enrolled the guided way into the deck file's
-[bids] table (issue 12 item 2), resumable, the cards of the file kept."""
+[bids] table, resumable, the cards of the file kept."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 10's fault soak: 20 seeded sessions through a hostile hub line and SIGKILLs.
+"""The fault soak: 20 seeded sessions through a hostile hub line and SIGKILLs.
 
 Each session plays a few simulated raspasovka deals (with table noise) on an
 emulated hub's readers while ``preftable run`` reads it over a pty; the seed

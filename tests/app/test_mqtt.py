@@ -1,4 +1,4 @@
-"""Many tables over MQTT (issue 14) against Debian's real mosquitto on loopback.
+"""Many tables over MQTT against Debian's real mosquitto on loopback.
 
 A table's game log reaches the club board's mirror complete and in order, the
 mirror replays to the table's own summary, the ACL keeps a table to its own

@@ -1,4 +1,4 @@
-"""The game log is the outbox (issue 14): outages lose nothing, a mirror never holds a line twice.
+"""The game log is the outbox: outages lose nothing, a mirror never holds a line twice.
 
 ``preftable run`` (sim readers, ``[mqtt]``) as its own process, so it can be
 SIGKILLed; the board in this process, so the test can wait on what it holds.

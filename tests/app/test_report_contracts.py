@@ -1,4 +1,4 @@
-"""The pulka picture of contract deals (issue 12 item 3): entries as players write them, from
+"""The pulka picture of contract deals: entries as players write them, from
 the summary's ``written`` -- game values into the pulya, remiz on the gora, whists on each
 opponent -- the pulya target, closed pulyas and help."""
 

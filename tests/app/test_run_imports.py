@@ -1,4 +1,4 @@
-"""Issue 10, resume speed: ``preftable run`` with the hub backend and no ``[web]``/``[mqtt]``
+"""Resume speed: ``preftable run`` with the hub backend and no ``[web]``/``[mqtt]``
 section loads none of the code those sections, or the other subcommands, need.
 
 The run is a real one (an emulated hub on a pty, systemd's notify socket), stopped by

@@ -1,4 +1,4 @@
-"""The live table page in a real browser (issue 13): Debian's Chromium, driven by Playwright.
+"""The live table page in a real browser: Debian's Chromium, driven by Playwright.
 
 The table is real (emulated hub on a pty, the host link, the service loop, the bus, the web
 server on its own thread); only the players are simulated.  Every wait is on the DOM or on a
@@ -68,7 +68,7 @@ def test_card_on_the_page_within_1s_of_the_seen_frame(page, table):
     # The hub reports a tag after two polls; that is the hub's time, not the page's.
     seen_at = table.hub.wait_seen(uid, 20)
     assert seen_at is not None, "the emulated hub never sent SEEN"
-    # Issue 13: the page shows the card within 1 s of the SEEN frame.  The wait below is bounded
+    # The page shows the card within 1 s of the SEEN frame.  The wait below is bounded
     # by what is left of that second: generous (pty -> link -> loop -> bus -> web loop -> SSE ->
     # Chromium takes tens of ms even on a loaded 2-core box) and honest (it measures from the
     # frame itself, and a miss fails the test instead of being retried).

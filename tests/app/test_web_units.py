@@ -1,5 +1,5 @@
 """The live page's parts without a browser: [web] config, the PIN gate and its limiter, control
-lines, escaping, the pages rendered from snapshots, past sessions (issue 13)."""
+lines, escaping, the pages rendered from snapshots, past sessions."""
 
 from __future__ import annotations
 
@@ -325,7 +325,7 @@ def test_demo_web_serves_the_page_and_a_taken_port_is_one_line_and_status_2(tmp_
     assert len(result["summary"]["deals"]) >= 1
 
 
-# ---------------------------------------------------------------- the club page (issue 14)
+# ---------------------------------------------------------------- the club page
 
 def test_the_club_page_draws_contracts_misere_and_raspasovka_from_the_lean_state():
     """A real tracker with bidding on, through the state topic's payload (mqtt.board_state) and the

@@ -141,7 +141,7 @@ def assert_grown_only(summary: dict, before: dict) -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_a_lost_journal_rebuilt_in_light_steps_equals_uninterrupted(tmp_path, seed, monkeypatch):
-    """The rebuild restores its tracker from the journal every few deals (issue 10: memory
+    """The rebuild restores its tracker from the journal every few deals (memory
     flat in the log's length): cut in any phase, the table plays on as the uninterrupted one."""
     from controller.store import gamelog
 

@@ -1,4 +1,4 @@
-"""The deck file's optional [bids] table of bidding tokens (issue 12 item 2; FORMATS.md "Deck file")."""
+"""The deck file's optional [bids] table of bidding tokens (FORMATS.md "Deck file")."""
 
 import pytest
 

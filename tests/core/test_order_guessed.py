@@ -3,7 +3,7 @@
 The link marks such an event (``"guessed": true``, an added field of the table
 event line); the tracker plays it but signals ``order_guessed`` and keeps the
 alert until ``confirm``, so the table never guesses silently.  The display
-shows the web page's PIN before the first deal (issue 13).
+shows the web page's PIN before the first deal.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The replay's output stays byte for byte what it was before the speed work (issue 12).
+"""The replay's output stays byte for byte what it was before the speed work.
 
 Two committed sessions (tests/core/data/perf/, made by make_sessions.py: a noisy
 mixed contract game and a noisy raspasovka, with edge lines spliced in) are

@@ -1,5 +1,5 @@
 """Bidding tokens: the control line a token makes in each phase, and the tracker reading them
-(controller.core.tokens, the tracker reading them; issue 12 item 2)."""
+(controller.core.tokens, the tracker reading them)."""
 
 import pytest
 

@@ -794,7 +794,7 @@ def lay_three_cards_losing_four_frames(emu, phase):
 
 @pytest.mark.parametrize("attempt", range(5))
 def test_missed_cards_come_back_in_the_order_they_were_laid(attempt):
-    """Issue 10: seat3, seat1, seat2 with four frames lost came back as seat1, seat2,
+    """seat3, seat1, seat2 with four frames lost came back as seat1, seat2,
     seat3 (5/5).  The firmware's STATE carries each reader's edge_ms; the host orders by it."""
     with hand_clock_rig() as (emu, link, log):
         lay_three_cards_losing_four_frames(emu, phase=20 * attempt)
@@ -877,7 +877,7 @@ def test_raw_hub_missed_change_before_held_frames_is_a_guess_when_another_one_wa
 
 @pytest.mark.parametrize("readers", ["100000000", "1000000000000", "9" * 120, "17"])
 def test_raw_hub_hello_with_a_huge_reader_count_is_dropped_and_costs_nothing(readers):
-    """Issue 10: a valid 'HELLO 1 x DEADBEE0 100000000' took 2.3 GB; 10**12 raised MemoryError."""
+    """A valid 'HELLO 1 x DEADBEE0 100000000' took 2.3 GB; 10**12 raised MemoryError."""
     with raw_ordered_rig() as (hub, link, log):
         hub.send("HELLO", 1, "x", "DEADBEE0", readers)
         hub.send("HB", 1000, 40, 0)                          # the dropped HELLO's number is missing
@@ -902,7 +902,7 @@ def test_text_beep_and_cfg_outside_the_bounds_are_refused_by_the_host():
 
 
 def test_link_state_changes_are_warnings(caplog):
-    """Issue 10: lost and connected again show under systemd without -v (WARNING)."""
+    """Lost and connected again show under systemd without -v (WARNING)."""
     caplog.set_level("WARNING", logger="firmware_bridge.link")
     with rig() as (emu, link, events, statuses):
         connected = [r for r in caplog.records if "connected at" in r.getMessage()]

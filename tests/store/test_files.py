@@ -1,4 +1,4 @@
-"""Issue 10, cases 4 (a full disk), 5 (no lock), 6 (symlinks followed) and 8 (whole files read)."""
+"""A full disk, no lock, symlinks followed and whole files read."""
 
 import json
 import os

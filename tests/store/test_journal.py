@@ -1,4 +1,4 @@
-"""Issue 10, case 1: the checkpoint journal is verified against the events file before use."""
+"""The checkpoint journal is verified against the events file before use."""
 
 import json
 import logging
@@ -119,7 +119,7 @@ def test_a_checkpoint_that_cannot_be_restored_is_rebuilt_once(tmp_path, caplog):
     assert tracker.summary() == played.summary() and store_warnings(caplog) == []
 
 
-# --- the quick way (issue 10, resume speed): the last line checked, the earlier ones vouched for
+# --- the quick way (the resume's speed): the last line checked, the earlier ones vouched for
 
 
 def _no_full_check(monkeypatch):
@@ -252,7 +252,7 @@ def test_a_deal_ended_again_after_undo_resumes_the_full_way(tmp_path, caplog):
 
 
 def test_a_long_rebuild_keeps_its_ended_deals_on_disk_and_gives_the_same_table(tmp_path, monkeypatch):
-    """Issue 10: a rebuild's memory stays flat in the log's length.  Every LIGHTEN_EVERY deals
+    """A rebuild's memory stays flat in the log's length.  Every LIGHTEN_EVERY deals
     the rebuilding tracker is restored from the journal line just written (as a restart
     would), so the ended deals before it are journal lines on disk, not objects."""
     from controller.core.events import TableEvent

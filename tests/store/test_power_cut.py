@@ -1,4 +1,4 @@
-"""Issue 10's power-cut soak: ``events.jsonl`` cut at 50 random bytes, and zeroed 4 KiB blocks.
+"""The power-cut soak: ``events.jsonl`` cut at 50 random bytes, and zeroed 4 KiB blocks.
 
 Each damaged copy of one session is resumed: it must not fail, must say what
 it repaired in one WARNING line (none when nothing needed repair), must leave a

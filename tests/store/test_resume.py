@@ -1,4 +1,4 @@
-"""Issue 10, cases 3, 4 and 7: resume repairs the log instead of trusting it or failing for ever."""
+"""Resume repairs the log instead of trusting it or failing for ever."""
 
 import json
 import logging

@@ -1,4 +1,4 @@
-"""The unit lets the live table page listen (issue 13) and loosens nothing else.
+"""The unit lets the live table page listen and loosens nothing else.
 
 The web server needs IPv4/IPv6 sockets, a TCP listener on the page's port and the
 phones of the LAN.  Compared with the same unit sealed off the network (no

@@ -44,7 +44,7 @@ OUTPUTS: dict[str, str] = {
 
 # output sections that build nothing unless the config file has them: their modules (and what
 # those import: the web page's PIN and server, the MQTT client) are not loaded otherwise, so a
-# table without [web]/[mqtt] restarts without them (issue 10: start to ready)
+# table without [web]/[mqtt] restarts without them (start to ready)
 ONLY_WHEN_CONFIGURED = frozenset({"web", "mqtt"})
 
 

@@ -211,7 +211,7 @@ def check_hello(config: HubConfig, doc, settings) -> None:
                 f"check that the hub is powered and runs the preftable firmware, and hub.baudrate "
                 f"({config.baudrate})")
         return
-    # the words the board and the live view use for the link (issue 11)
+    # the words the board and the live view use for the link
     doc.add(OK, f"hub connected on {config.port}: firmware {info.fw_version}, {plural(info.readers, 'reader')}, "
                 f"proto {info.proto}, boot {info.boot_id}")
     lacking = [f"{zone} (reader {i})" for i, zone in enumerate(zones) if zone and i >= info.readers]

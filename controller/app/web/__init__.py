@@ -1,4 +1,4 @@
-"""Output ``web``: the live table page (issue 13), the game on every phone at the table.
+"""Output ``web``: the live table page, the game on every phone at the table.
 
     [web]
     listen = "127.0.0.1:8080"    # the Pi's installer sets "0.0.0.0:8080"
@@ -18,10 +18,10 @@ and Jinja2 are imported when the server starts.
   connection cap, one log line per bad request;
 - :mod:`.replays` -- past sessions' pulkas made in a bounded, cached process pool;
 - :mod:`.output` -- the bus subscriber that feeds it;
-- :mod:`.board` -- the club board's page, ``/club`` (``preftable club --web``, issue 14),
+- :mod:`.board` -- the club board's page, ``/club`` (``preftable club --web``),
   on the same server pieces.
 
-Contracts: BUS.md (the snapshot), FORMATS.md / FORMATS-contracts.md (the
+Contracts: the snapshot (:mod:`controller.core.snapshot`, carried by :mod:`controller.app.bus`), FORMATS.md / FORMATS-contracts.md (the
 control lines), README "The live table page".
 """
 

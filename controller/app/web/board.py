@@ -1,4 +1,4 @@
-"""The club board's web page (issue 14): ``preftable club --web [HOST:]PORT`` serves ``/club``.
+"""The club board's web page: ``preftable club --web [HOST:]PORT`` serves ``/club``.
 
 Every table the board follows, on one page that updates itself: table id and
 status, players, the deal in progress (its number, phase, trick, whose card)

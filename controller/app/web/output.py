@@ -1,6 +1,6 @@
-"""The web output: a bus subscriber that feeds the live table page (issue 13).
+"""The web output: a bus subscriber that feeds the live table page.
 
-It runs as a threaded subscriber (BUS.md): its ``receive`` is called on its own
+It runs as a threaded subscriber (:mod:`controller.app.bus`): its ``receive`` is called on its own
 thread with each published item, turns the frozen snapshot into JSON-ready
 data there and hands it to the web server's loop (:class:`WebServer`, on a
 thread of its own).  The table loop only ever appends to the bus mailbox, so

@@ -1,4 +1,4 @@
-"""The live table page's HTML, rendered on the table from the snapshot (issue 13).
+"""The live table page's HTML, rendered on the table from the snapshot.
 
 Every page and every live-update fragment is rendered here by Jinja2 with
 autoescaping on, so anything from a config file or a log (player names, alert
@@ -7,7 +7,7 @@ same templates the pages include: the page is rendered once on the server and
 the script only swaps in the fragments that changed (no second renderer in
 JavaScript).
 
-Input is :meth:`controller.core.snapshot.TableSnapshot.to_dict` (BUS.md);
+Input is :meth:`controller.core.snapshot.TableSnapshot.to_dict`;
 ``names_from_config = false`` labels seats with their seat names only.
 """
 

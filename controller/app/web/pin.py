@@ -1,6 +1,6 @@
 """The table's PIN: who may change the game from a phone.
 
-Issue 13: entering bids, whists and button presses from the page needs the
+Entering bids, whists and button presses from the page needs the
 table's PIN, entered once per phone and kept in an HttpOnly cookie with an
 expiry.  The PIN is ``[web] pin`` or, without one, six random digits generated
 at first start and kept in the log dir (``web-pin``), so the table's display and

@@ -1,7 +1,7 @@
 """The web servers: aiohttp on its own thread and its own asyncio loop (the table's page, and
 the club board's ``/club`` through :class:`LiveServer`).
 
-Issue 13: the server lives in the service's process but never on the table
+The server lives in the service's process but never on the table
 loop's thread.  The table's side only ever calls :meth:`WebServer.publish`,
 which hands the newest snapshot to the web loop with
 ``call_soon_threadsafe`` and returns at once; a slow, failing or absent web
