@@ -8,6 +8,8 @@ from typing import Any, Callable, Mapping
 
 from .conventions import Convention
 
+STALINGRAD_GAME = "6s"      # the game Stalingrad makes both defenders whist: 6♠
+
 
 def every_game(kind: str | None, outcome: str | None) -> bool:
     """The table's own rule: every contract, misère or unplayed deal ends a raspasovka series.
@@ -45,6 +47,7 @@ class RuleBook:
     single_whister_own_tricks: bool = False  # one whister writes whists for his own tricks only
     gentleman_whist: bool = False            # a failed contract: whister and passer share the whists for tricks
     ten_obligation: bool = True              # a whisted 10 carries the whisters' obligation (1 trick)
+    stalingrad: bool = False                 # a 6♠ must be whisted by both defenders
     help_sitting_out_dealer: bool = True     # a sitting-out dealer's pulya can be helped
     series_end: str = "every_game"           # which deals end a raspasovka series (by name) ...
     series_ends: Callable[[str | None, str | None], bool] = every_game               # ... asked
@@ -53,6 +56,11 @@ class RuleBook:
     settlement: str = "exact"                # "exact" | "whole_rounded" | "whole_truncated"
     deal_hooks: tuple = ()                   # callables (rules, kind, deal, writes) -> None, after a deal's entries
     words: tuple[str, ...] = ()              # what the non-default rules say, for doctor and the report
+
+    def whist_required(self, game: str) -> bool:
+        """True when both defenders must whist ``game``: any other whist call is invalid
+        (Stalingrad, сталинград: a 6♠)."""
+        return self.stalingrad and game == STALINGRAD_GAME
 
     @property
     def k(self) -> int:
