@@ -48,6 +48,7 @@ class RuleBook:
     gentleman_whist: bool = False            # a failed contract: whister and passer share the whists for tricks
     ten_obligation: bool = True              # a whisted 10 carries the whisters' obligation (1 trick)
     stalingrad: bool = False                 # a 6♠ must be whisted by both defenders
+    consolation_per_trick: int | None = None  # a failed contract's consolation a trick (None: the game's value)
     help_sitting_out_dealer: bool = True     # a sitting-out dealer's pulya can be helped
     series_end: str = "every_game"           # which deals end a raspasovka series (by name) ...
     series_ends: Callable[[str | None, str | None], bool] = every_game               # ... asked
@@ -61,6 +62,11 @@ class RuleBook:
         """True when both defenders must whist ``game``: any other whist call is invalid
         (Stalingrad, сталинград: a 6♠)."""
         return self.stalingrad and game == STALINGRAD_GAME
+
+    def consolation(self, value: int) -> int:
+        """A failed contract's consolation for each trick short, before the factor m:
+        the game's value, or the house's fixed price."""
+        return value if self.consolation_per_trick is None else self.consolation_per_trick
 
     @property
     def k(self) -> int:

@@ -22,6 +22,10 @@ RULES = (
     HouseRule("ten_obligation", (True, False),
               {False: "a whisted 10 carries no whist obligation"},
               _set("ten_obligation", bool), "PrefAndroid Calculation.kt sumVistNeeded"),
+    HouseRule("consolation_price", ("game", "ten"),
+              {"ten": "a failed contract's consolation is 10 a trick, whatever the game"},
+              _set("consolation_per_trick", lambda v: 10 if v == "ten" else None),
+              "PrefAndroid Calculation.kt writeGame (ConsolationSum.Max10)"),
     # asked by the deal's whisting (controller.core.deal), not by the scoring: it decides
     # which whist calls are valid; a 6♠ whisted by both is scored as any other
     HouseRule("stalingrad", (False, True),
