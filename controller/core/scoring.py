@@ -118,7 +118,10 @@ def _raspasovka_entries(rules: Rules, book, seats: tuple[str, ...], active: tupl
         w.add_gora(revoke, 10 * price)
         return w
     if rules.scoring == "whists":
-        _score_whists(w, rules, active, price, taken)
+        if book.raspasovka_whists == "beyond_fewest":
+            _score_whists_beyond_fewest(w, rules, active, dealer, price, taken)
+        else:
+            _score_whists(w, rules, active, price, taken)
         return w
     fewest = min(taken[s] for s in (seats if book.amnesty_all_seats else active))
     amnesty = rules.subtract_minimum
@@ -146,6 +149,25 @@ def _score_whists(w: Writes, rules: Rules, active: tuple[str, ...], price: int,
     for winner in winners:
         for loser in losers:
             w.add_whists(winner, loser, share * rules.whists_per_trick * price * taken[loser])
+
+
+def _score_whists_beyond_fewest(w: Writes, rules: Rules, active: tuple[str, ...], dealer: str, price: int,
+                                taken: Mapping[str, int]) -> None:
+    """PrefAndroid's Rostov (docs/RULES-variants.md ``raspasovka_whists``): a single fewest
+    writes ``whists_per_trick`` × price for each trick beyond his on every other active seat
+    (a tie for the fewest writes no whists); every active seat with no trick writes the price
+    in pulya, and so does the dealer with no trick (once more if he is active)."""
+    fewest = min(taken[s] for s in active)
+    winners = [s for s in active if taken[s] == fewest]
+    if len(winners) == 1:
+        for seat in active:
+            if seat != winners[0]:
+                w.add_whists(winners[0], seat, rules.whists_per_trick * price * (taken[seat] - fewest))
+    for seat in active:
+        if taken[seat] == 0:
+            w.add_pulya(seat, price)
+    if taken[dealer] == 0:
+        w.add_pulya(dealer, price)
 
 
 def pulya_order(seats: Sequence[str], dealer: str) -> tuple[str, ...]:

@@ -1,10 +1,19 @@
 """PrefAndroid's house rules beyond its Sochi and Leningrad entries, hand-worked as
-docs/RULES-variants.md's examples: the consolation at 10 a trick (``consolation_price``)."""
+docs/RULES-variants.md's examples: the consolation at 10 a trick (``consolation_price``),
+its Rostov raspasovka in whists (``raspasovka_whists``); and the preset ``prefandroid-rostov``.  The program's own
+output for random pulkas is replayed by tests/core/test_program_variants.py."""
+
+import pytest
 
 from controller.core.config import parse_rules
 from controller.core.contract_scoring import ContractDeal, score_contract
+from controller.core.errors import ConfigError
+from controller.core.house_rules import describe
+from controller.core.scoring import pulya_order, score_deal
 
 S3 = ("seat1", "seat2", "seat3")
+S4 = ("seat1", "seat2", "seat3", "seat4")
+ROSTOV = {"scoring": "whists", "whists_per_trick": 5}
 
 
 def rules(players=3, **keys):
@@ -36,3 +45,52 @@ def test_a_made_contract_writes_no_consolation_either_way():
                      whisters=("seat3",), half_whister=None, dealer="seat1", seats=S3,
                      taken={"seat2": 6, "seat3": 3, "seat1": 1})
     assert score_contract(rules(consolation_price="ten"), d)[0].to_dict() == score_contract(rules(), d)[0].to_dict()
+
+
+# --- raspasovka_whists ----------------------------------------------------------------------
+
+def rasp(r, taken, dealer="seat1", seats=S3, price=1):
+    active = pulya_order(seats, dealer)[:3] if len(seats) == 4 else seats
+    return score_deal(r, seats, tuple(active), dealer, price, 0, taken, None)
+
+
+@pytest.mark.parametrize("taken, all_tricks, beyond", [
+    # a single fewest: the table writes every trick of the others, PrefAndroid those beyond his
+    ({"seat1": 2, "seat2": 3, "seat3": 5}, {("seat1", "seat2"): 15, ("seat1", "seat3"): 25},
+     {("seat1", "seat2"): 5, ("seat1", "seat3"): 15}),
+    # a tie for the fewest: the table's two winners share; PrefAndroid writes nothing
+    ({"seat1": 2, "seat2": 2, "seat3": 6}, {("seat1", "seat3"): 15, ("seat2", "seat3"): 15}, {}),
+])
+def test_rostov_raspasovka_beyond_the_single_fewest(taken, all_tricks, beyond):
+    assert rasp(rules(**ROSTOV), taken).whists == all_tricks
+    w = rasp(rules(**ROSTOV, raspasovka_whists="beyond_fewest"), taken)
+    assert w.whists == beyond and w.gora == {} and w.pulya == {}
+
+
+def test_no_trick_writes_the_price_in_pulya_and_the_dealer_once_more():
+    r = rules(**ROSTOV, raspasovka_whists="beyond_fewest")
+    w = rasp(r, {"seat1": 0, "seat2": 4, "seat3": 6}, price=2)      # the dealer seat1 took none
+    assert w.pulya == {"seat1": 4} and w.whists == {("seat1", "seat2"): 40, ("seat1", "seat3"): 60}
+    w = rasp(r, {"seat1": 3, "seat2": 0, "seat3": 7})
+    assert w.pulya == {"seat2": 1} and w.whists == {("seat2", "seat1"): 15, ("seat2", "seat3"): 35}
+    assert rasp(rules(**ROSTOV), {"seat1": 3, "seat2": 0, "seat3": 7}).pulya == {}
+
+
+def test_four_players_the_sitting_out_dealer_writes_no_whists_only_his_pulya():
+    with pytest.raises(ConfigError, match='"whists" is valid only with 3 players'):
+        rules(4, **ROSTOV)
+    r = rules(4, **ROSTOV, raspasovka_whists="beyond_fewest")
+    w = rasp(r, {"seat1": 0, "seat2": 2, "seat3": 3, "seat4": 5}, seats=S4)
+    assert w.whists == {("seat2", "seat3"): 5, ("seat2", "seat4"): 15} and w.pulya == {"seat1": 1}
+    w = rasp(r, {"seat1": 1, "seat2": 2, "seat3": 3, "seat4": 4}, seats=S4)
+    assert w.pulya == {} and w.whists == {("seat2", "seat3"): 5, ("seat2", "seat4"): 10}
+
+
+# --- the presets --------------------------------------------------------------------------------
+
+def test_the_prefandroid_rostov_preset():
+    r = rules(4, preset="prefandroid-rostov")
+    assert (r.scoring, r.whists_per_trick, r.progression, r.responsibility) == ("whists", 5, (1, 1), "half")
+    assert r.book.raspasovka_whists == "beyond_fewest" and r.book.consolation(4) == 10
+    assert r.book.gentleman_whist and r.book.series_after_last == "stay"
+    assert "a failed contract's consolation is 10 a trick, whatever the game" in describe(r)

@@ -49,6 +49,7 @@ class RuleBook:
     ten_obligation: bool = True              # a whisted 10 carries the whisters' obligation (1 trick)
     stalingrad: bool = False                 # a 6♠ must be whisted by both defenders
     consolation_per_trick: int | None = None  # a failed contract's consolation a trick (None: the game's value)
+    raspasovka_whists: str = "all_tricks"    # scoring = "whists": "all_tricks" | "beyond_fewest"
     help_sitting_out_dealer: bool = True     # a sitting-out dealer's pulya can be helped
     series_end: str = "every_game"           # which deals end a raspasovka series (by name) ...
     series_ends: Callable[[str | None, str | None], bool] = every_game               # ... asked
