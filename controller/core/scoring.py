@@ -247,6 +247,9 @@ class Pulka:
             self.add(writes)
             return DealWritten(writes)      # no target: no help, and the pulka never finishes
         book = rules.book
+        if book.pulka_end == "sum":         # the target is the pulyas' sum: nothing closes, nobody helps
+            self.add(writes)
+            return DealWritten(writes, [], self.finished(rules))
         k = book.k
         # a sitting-out dealer (four players: the last of the order) may be kept from help
         unhelped = order[-1] if order and len(self.players) == 4 and not book.help_sitting_out_dealer else None
@@ -293,9 +296,14 @@ class Pulka:
         return helped
 
     def finished(self, rules: Rules) -> bool:
-        """True once every player's pulya is closed at the target (never without a target)."""
+        """True once every player's pulya is closed at the target (never without a target);
+        with the house rule ``pulka_end = "sum"``, once the pulyas' sum reaches it."""
         target = rules.pulya_target
-        return target is not None and all(v >= target for v in self.pulya.values())
+        if target is None:
+            return False
+        if rules.book.pulka_end == "sum":
+            return sum(self.pulya.values()) >= target
+        return all(v >= target for v in self.pulya.values())
 
     def exact(self) -> dict:
         """The pulka with exact values as strings (``"9/2"``), for checkpoints."""

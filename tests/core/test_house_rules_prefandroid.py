@@ -1,6 +1,7 @@
 """PrefAndroid's house rules beyond its Sochi and Leningrad entries, hand-worked as
 docs/RULES-variants.md's examples: the consolation at 10 a trick (``consolation_price``),
-its Rostov raspasovka in whists (``raspasovka_whists``); and the preset ``prefandroid-rostov``.  The program's own
+its Rostov raspasovka in whists (``raspasovka_whists``), and the pulka ended by the
+pulyas' sum (``pulka_end``); and the preset ``prefandroid-rostov``.  The program's own
 output for random pulkas is replayed by tests/core/test_program_variants.py."""
 
 import pytest
@@ -9,7 +10,7 @@ from controller.core.config import parse_rules
 from controller.core.contract_scoring import ContractDeal, score_contract
 from controller.core.errors import ConfigError
 from controller.core.house_rules import describe
-from controller.core.scoring import pulya_order, score_deal
+from controller.core.scoring import Pulka, Writes, pulya_order, score_deal
 
 S3 = ("seat1", "seat2", "seat3")
 S4 = ("seat1", "seat2", "seat3", "seat4")
@@ -86,6 +87,32 @@ def test_four_players_the_sitting_out_dealer_writes_no_whists_only_his_pulya():
     assert w.pulya == {} and w.whists == {("seat2", "seat3"): 5, ("seat2", "seat4"): 10}
 
 
+# --- pulka_end ------------------------------------------------------------------------------
+
+def test_the_pulka_ends_by_the_pulyas_sum_and_nothing_closes():
+    def deal(r):
+        pulka = Pulka(S3)
+        pulka.pulya.update({"seat1": 9, "seat2": 2, "seat3": 0})
+        w = Writes()
+        w.add_pulya("seat1", 6)                                    # seat1 makes an 8
+        return pulka, pulka.write_deal(r, w, pulya_order(S3, "seat3"))
+    pulka, each = deal(rules(pulya_target=10))
+    assert pulka.pulya == {"seat1": 10, "seat2": 7, "seat3": 0} and not each.finished
+    assert [(h.to, h.points) for h in each.help] == [("seat2", 5)] and each.writes.whists == {("seat1", "seat2"): 50}
+    pulka, total = deal(rules(pulya_target=10, pulka_end="sum"))
+    assert pulka.pulya == {"seat1": 15, "seat2": 2, "seat3": 0} and total.help == [] and total.finished
+    assert total.writes.whists == {}
+    pulka, short = deal(rules(pulya_target=20, pulka_end="sum"))
+    assert not short.finished and not pulka.finished(rules(pulya_target=20, pulka_end="sum"))
+
+
+def test_without_a_target_the_sum_changes_nothing():
+    pulka = Pulka(S3)
+    w = Writes()
+    w.add_pulya("seat1", 30)
+    assert not pulka.write_deal(rules(pulka_end="sum"), w).finished and pulka.pulya["seat1"] == 30
+
+
 # --- the presets --------------------------------------------------------------------------------
 
 def test_the_prefandroid_rostov_preset():
@@ -94,3 +121,11 @@ def test_the_prefandroid_rostov_preset():
     assert r.book.raspasovka_whists == "beyond_fewest" and r.book.consolation(4) == 10
     assert r.book.gentleman_whist and r.book.series_after_last == "stay"
     assert "a failed contract's consolation is 10 a trick, whatever the game" in describe(r)
+
+
+def test_the_prefandroid_leningrad_preset_ends_by_the_sum():
+    assert rules(preset="prefandroid-leningrad").book.pulka_end == "sum"
+    assert rules(preset="prefandroid-leningrad", pulka_end="each").book.pulka_end == "each"
+    assert rules(preset="prefandroid-rostov").book.pulka_end == "each"
+    with pytest.raises(ConfigError, match="rules.pulka_end: must be one of each, sum, got 'all'"):
+        rules(pulka_end="all")

@@ -126,6 +126,8 @@ EXERCISED = [
     ("prefandroid-rostov-4p", "consolation_price", "game"),
     ("prefandroid-rostov-3p", "raspasovka_whists", "all_tricks"),     # (3 players only: 4 is refused)
     ("prefandroid-rostov-3p", "progression", [1]),                    # the series no longer counted
+    ("prefandroid-leningrad-sum-3p", "pulka_end", "each"),
+    ("prefandroid-leningrad-sum-4p", "pulka_end", "each"),
 ]
 
 

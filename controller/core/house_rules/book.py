@@ -50,6 +50,7 @@ class RuleBook:
     stalingrad: bool = False                 # a 6♠ must be whisted by both defenders
     consolation_per_trick: int | None = None  # a failed contract's consolation a trick (None: the game's value)
     raspasovka_whists: str = "all_tricks"    # scoring = "whists": "all_tricks" | "beyond_fewest"
+    pulka_end: str = "each"                  # the target closes each pulya (with help), or ends the pulka by their sum
     help_sitting_out_dealer: bool = True     # a sitting-out dealer's pulya can be helped
     series_end: str = "every_game"           # which deals end a raspasovka series (by name) ...
     series_ends: Callable[[str | None, str | None], bool] = every_game               # ... asked

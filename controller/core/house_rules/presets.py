@@ -26,7 +26,7 @@ PRESETS: dict[str, dict] = {
                               "raspasovka_doubled": True, "ten_obligation": False,
                               "second_whist_responsible": False, "consolation_to_dealer": True,
                               "whist_responsibility": "half", "gentleman_whist": True,
-                              "help_sitting_out_dealer": False,
+                              "help_sitting_out_dealer": False, "pulka_end": "sum",
                               "series_end": "not_failed", "dealer_after_failed_game": "same",
                               **_SERIES_ROTATING},
     # its Rostov: raspasovka in whists (5 a trick beyond the single fewest), no progression --
