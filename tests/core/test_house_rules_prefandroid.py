@@ -6,7 +6,7 @@ output for random pulkas is replayed by tests/core/test_program_variants.py."""
 
 import pytest
 
-from controller.core.config import parse_rules
+from controller.core.config import game_config_from_dict, parse_rules
 from controller.core.contract_scoring import ContractDeal, score_contract
 from controller.core.errors import ConfigError
 from controller.core.house_rules import describe
@@ -129,3 +129,39 @@ def test_the_prefandroid_leningrad_preset_ends_by_the_sum():
     assert rules(preset="prefandroid-rostov").book.pulka_end == "each"
     with pytest.raises(ConfigError, match="rules.pulka_end: must be one of each, sum, got 'all'"):
         rules(pulka_end="all")
+
+
+# --- through the tracker ------------------------------------------------------------------------
+
+def _passed_six(pulka_end):
+    """A session of PrefAndroid's Leningrad with a target of 2: seat2's 6♠ passed by both
+    defenders is written as made, pulya 2 (RULES-contracts.md "Whisting")."""
+    from table_script import Script
+
+    cfg = game_config_from_dict({"rules": {"preset": "prefandroid-leningrad", "pulya_target": 2,
+                                           "bidding": True, "pulka_end": pulka_end}})
+    s = Script(cfg)
+    s.bids("seat2:6s", "seat3:pass", "seat1:pass")
+    s.contract("seat2", "6s")
+    s.whists("seat3:pass", "seat1:pass")
+    return s.summary
+
+
+def test_the_sessions_summary_ends_the_pulka_by_the_sum():
+    total = _passed_six("sum")
+    assert total["pulka"]["seat2"]["pulya"] == 2 and total["finished_after_deal"] == 1
+    each = _passed_six("each")
+    assert each["pulka"]["seat2"]["pulya"] == 2 and each["finished_after_deal"] is None
+
+
+def test_a_prefandroid_rostov_raspasovka_through_the_tracker():
+    from table_script import DEAL_A, DEAL_A_TAKEN, Script
+
+    s = Script(game_config_from_dict({"rules": {"preset": "prefandroid-rostov"}}))
+    s.deal(DEAL_A)                                      # tricks 3/3/4: a tie for the fewest
+    assert s.tracker.records[-1].entry["taken"] == DEAL_A_TAKEN
+    assert all(v == 0 for e in s.summary["pulka"].values() for v in e["whists"].values())
+    table = Script(game_config_from_dict({"rules": {"preset": "rostov"}}))
+    table.deal(DEAL_A)                                  # RULES.md: the two fewest share 4 × 4
+    assert table.summary["pulka"]["seat1"]["whists"]["seat3"] == 8
+    assert s.tracker.next_deal_params() == ("seat2", 1)  # the deal passes on; the series counts
