@@ -6,7 +6,8 @@ work are in each file; the harness that ran them lives outside this repository, 
 being theirs).  Each pulka is replayed here through the table's own scoring with that
 program's preset: every deal's dealer and raspasovka price, the pulka after every deal, and
 the settlement must be what the program printed -- except the deals :data:`PROGRAM_WRONG`
-names, where the program departs from the rule it claims (the program's line given).
+names, where the program departs from the rule it claims (the program's line given).  The
+files made for a house rule must also tell it from the table's own (:data:`EXERCISED`).
 """
 
 import json
