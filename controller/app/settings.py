@@ -118,7 +118,8 @@ def no_deck(settings: Settings) -> ConfigError:
 
 
 def check_across_sections(settings: Settings) -> None:
-    """The rules that span sections: each module's own ``check``, then every claimed GPIO pin once."""
+    """The rules that span sections: each module's own ``check``, then every claimed GPIO pin
+    once, then each module's ``check_claimed`` on every pin claimed (the SPI buses' pins)."""
     modules = backends.section_modules(present=settings.present, backend=settings.backend)
     for mod in modules.values():
         check = getattr(mod, "check", None)
@@ -134,9 +135,11 @@ def check_across_sections(settings: Settings) -> None:
             if pin in claimed:
                 raise ConfigError(f"{owner}: GPIO{pin} is already used by {claimed[pin]}", owner)
             claimed[pin] = owner
-    spi = modules.get("spi")
-    if spi is not None:
-        spi.check_bus_pins([(owner, pin) for pin, owner in claimed.items()], settings.section("spi"))
+    owners = [(owner, pin) for pin, owner in claimed.items()]
+    for name, mod in modules.items():
+        check_claimed = getattr(mod, "check_claimed", None)
+        if check_claimed is not None:
+            check_claimed(owners, settings.section(name))
 
 
 def load_settings(path: str | Path | None) -> Settings:

@@ -24,6 +24,7 @@ from ...core.cards import zone_names
 from ...core.config import check_int, check_known_keys, check_table
 from ...core.errors import ConfigError
 from ..sources import Sink
+from . import ReaderSource
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ def share_reset_lines(config: SpiConfig, factory) -> None:
         factory.share(pin, f"RC522 reset line of {', '.join(zones)}")
 
 
-def check_bus_pins(owners: list[tuple[str, int]], config: SpiConfig) -> None:
+def check_claimed(owners: list[tuple[str, int]], config: SpiConfig) -> None:
     """No GPIO of the config on a pin of an SPI bus its readers use (bus 0: GPIO7-11, bus 1:
     GPIO16-21 with dtoverlay=spi1-3cs): the message names both users."""
     from hw.header import spi_pin_user
@@ -136,8 +137,9 @@ def check_bus_pins(owners: list[tuple[str, int]], config: SpiConfig) -> None:
                                   "choose a pin off the SPI buses", owner)
 
 
-class SpiSource:
-    """RC522 readers on the Pi's own SPI buses (hw)."""
+class SpiSource(ReaderSource):
+    """RC522 readers on the Pi's own SPI buses (hw).  Their reset lines come from the run's
+    pin factory (``factory``), else from the SPI backend's own."""
 
     def __init__(self, config: SpiConfig, clock: Callable[[], float], factory=None, spi_backend=None):
         self.config = config
@@ -190,6 +192,20 @@ def source(config: SpiConfig, ctx) -> SpiSource:
 
 def enroll_source(config: SpiConfig, ctx, zone: str | None, known) -> SpiSource:
     return source(config, ctx)
+
+
+def live_readers(config: SpiConfig, pins, driver=None):
+    """The readers opened for ``doctor --live`` (every reset line up first), on the pin
+    factory ``pins``; ``driver``: the SPI backend (the tests' emulated chips), else the Pi's."""
+    from hw.check import LiveReaders
+    from hw.rc522 import default_backend, open_readers
+
+    backend = driver if driver is not None else default_backend(pins)
+    pins = pins if pins is not None else backend.pins()
+    share_reset_lines(config, pins)
+    opened = open_readers([(r.bus, r.device, r.reset_pin) for r in config.readers], spd=config.speed_hz,
+                          backend=backend, factory=pins)
+    return LiveReaders(list(zip((r.zone for r in config.readers), opened)), backend, absent_ms=config.absent_ms)
 
 
 def doctor(config: SpiConfig, doc, settings) -> None:
