@@ -258,7 +258,9 @@ class LiveCheck:
             laid.append((zone, reader, uid))
         buses: dict[int, list[str]] = {}
         for zone, reader in readers:
-            buses.setdefault(getattr(reader, "bus", 0), []).append(zone)
+            bus = getattr(reader, "bus", None)          # readers on SPI buses (an RC522's)
+            if bus is not None:
+                buses.setdefault(bus, []).append(zone)
         for bus, zones in sorted(buses.items()):
             if len(zones) > 1:
                 good = [z for z, _, _ in laid if z in zones]

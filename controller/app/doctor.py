@@ -537,7 +537,7 @@ def live_check(settings, out, *, driver=None, factory=None, step_s: float = 30.0
         readers = LiveReaders()
         try:
             if live_readers is not None:
-                readers = live_readers(settings.readers, pins, driver)
+                readers = live_readers(settings.readers, settings, pins, driver)
             else:
                 out.write(f"warn readers.backend = \"{settings.backend}\": --live checks only the readers the Pi "
                           "drives itself (a hub reports its readers in HELLO and FAULT: preftable doctor)\n")

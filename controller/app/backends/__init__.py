@@ -25,8 +25,9 @@ A module provides:
 - a reader: ``source(config, ctx)`` and ``enroll_source(config, ctx, zone, known)``,
   each a :class:`ReaderSource`; optional ``preflight(config, wait)`` (what must
   hold before ``run`` or ``enroll`` opens anything: the hub's port exists),
-  ``live_readers(config, pins, driver)`` (its readers opened for ``doctor
-  --live``: a :class:`hw.check.LiveReaders`) and ``SIMULATED = True`` (no real
+  ``live_readers(config, settings, pins, driver)`` (its readers opened for
+  ``doctor --live`` on the pin factory ``pins``: a :class:`hw.check.LiveReaders`;
+  ``driver``: their hardware, the tests' emulation) and ``SIMULATED = True`` (no real
   tags: no deck needed, no service in the way);
 - an output: ``outputs(config, ctx) -> [subscriber]`` (an empty list when the
   config does not ask for it); the reader backend's own module may have one too

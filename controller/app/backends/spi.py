@@ -194,7 +194,7 @@ def enroll_source(config: SpiConfig, ctx, zone: str | None, known) -> SpiSource:
     return source(config, ctx)
 
 
-def live_readers(config: SpiConfig, pins, driver=None):
+def live_readers(config: SpiConfig, settings, pins, driver=None):
     """The readers opened for ``doctor --live`` (every reset line up first), on the pin
     factory ``pins``; ``driver``: the SPI backend (the tests' emulated chips), else the Pi's."""
     from hw.check import LiveReaders
