@@ -9,7 +9,7 @@ other section belongs to the backend or output registered under it
 README documents them all:
 
     [readers]
-    backend = "sim"              # spi | hub | sim
+    backend = "sim"              # sim | hub | spi: a reader registered in controller/app/backends
 
     [log]
     dir = "logs"
