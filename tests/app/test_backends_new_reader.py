@@ -148,7 +148,12 @@ def test_enroll_takes_its_tags_once_the_one_lying_there_is_lifted(tmp_path, bus,
     proc = children(["enroll", "--config", cfg, "--deck", deck], fork=True,
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     said: list[str] = []
-    reader = threading.Thread(target=lambda: said.extend(proc.stdout), daemon=True)
+
+    def listen() -> None:
+        for line in proc.stdout:
+            said.append(line)
+
+    reader = threading.Thread(target=listen, daemon=True)
     reader.start()
 
     def heard(text):

@@ -5,8 +5,9 @@ config file (unknown keys fatal, the key named), builds its event source or
 its outputs, and runs its own ``doctor`` checks.  The registry is the two
 tables below, module names only: nothing is imported until a config names
 it, so the base install runs anywhere.  Adding a PN532 reader, a web page or
-an MQTT publisher is one module plus one line here; nothing else names a
-backend (``run``, ``enroll``, ``doctor`` and the settings ask the module).
+an MQTT publisher is one module plus one line here: ``run``, ``enroll``,
+``doctor`` and ``doctor --live`` ask the chosen module and never name a backend
+(``doctor --wiring`` draws the RC522 wiring of ``[spi]`` only).
 
 gpiozero's pattern for the pins: every pin a section claims (``pins``) is handed
 out by one pin factory chosen at run time (``[gpio] factory``), made before any
