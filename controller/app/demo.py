@@ -32,10 +32,8 @@ from ..core.events import PLACED, REMOVED, button
 from ..store.gamelog import CONFIG, DECK, EVENTS
 from . import backends
 from .service import TableService
-from .settings import Settings
+from .settings import settings_from_dict
 from .sim import BiddingSimulator, Noise, PageLine, TableSimulator, make_deck
-from .backends.display import DisplayConfig
-from .backends.hub import HubConfig
 from .linkstate import link_state
 from .options import MIN_GAP_S, MIN_HUMAN_GAP_S
 from .screen import DIM, MISTAKE, TURN as TURN_STYLE, EnterConfirms, Screen
@@ -573,8 +571,8 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     # the stable symlink, not /dev/pts/N: once the emulator closes, the symlink goes with it, while
     # the pty's number is soon another terminal's, which a reconnecting link would write into
     path = emulator.link_path
-    settings = Settings(game=game, backend="hub",
-                        sections={"hub": HubConfig(port=path, zones=tuple(zones)), "display": DisplayConfig("hub")})
+    settings = settings_from_dict({"readers": {"backend": "hub"}, "hub": {"port": path, "zones": zones},
+                                   "display": {"kind": "hub"}}, game=game)
     service = TableService(settings, deck, log_dir)
     listen = web if web is not None else None if web_port is None else f"127.0.0.1:{web_port}"
     web = None

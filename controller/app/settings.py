@@ -69,13 +69,15 @@ class Settings:
         return self.section(backends.reader(self.backend).SECTION)
 
 
-def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None) -> Settings:
-    """Validate a decoded config file as a whole."""
+def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None, *,
+                       game: GameConfig | None = None) -> Settings:
+    """Validate a decoded config file as a whole; ``game``: the game it is for, instead of
+    the file's ``[table]`` and ``[rules]`` (the demo's table, built from its options)."""
     known = CORE_SECTIONS + backends.section_names()
     for name in doc:
         if name not in known:
             raise ConfigError(f"{name}: unknown section (known: {', '.join(known)})", name)
-    game = game_config_from_dict(doc)
+    game = game if game is not None else game_config_from_dict(doc)
     deck = deck_path(doc.get("table", {}).get("deck"), source)
 
     readers = check_table(doc.get("readers", {}), "readers")
