@@ -34,6 +34,7 @@ from controller.app.backends import ReaderSource
 from controller.core.cards import zone_names
 from controller.core.config import check_int, check_known_keys, check_str
 from controller.core.errors import ConfigError
+from hw.check import FAIL, OK
 
 log = logging.getLogger(__name__)
 
@@ -113,16 +114,6 @@ def lift(bus: str | Path, zone: str | None = None) -> None:
     _write(bus, tags)
 
 
-class RealTime:
-    @staticmethod
-    def now() -> float:
-        return time.monotonic()
-
-    @staticmethod
-    def sleep(seconds: float) -> None:
-        time.sleep(seconds)
-
-
 class Pn532Reader:
     """One reader of the bus, as ``doctor --live`` drives it."""
 
@@ -141,8 +132,8 @@ class Pn532Reader:
 def identify(reader: Pn532Reader) -> tuple[str, str, str | None]:
     """A PN532's answer: its firmware version (GetFirmwareVersion), here the bus being there."""
     if not Path(reader.path).exists():
-        return "FAIL", "no answer to GetFirmwareVersion", "the reader has no power, or SDA/SCL are not wired"
-    return "ok", "firmware PN532 1.6", None
+        return FAIL, "no answer to GetFirmwareVersion", "the reader has no power, or SDA/SCL are not wired"
+    return OK, "firmware PN532 1.6", None
 
 
 # --- the hooks of a reader backend ----------------------------------------------------------
@@ -206,7 +197,7 @@ def enroll_source(config: Pn532Config, ctx, zone: str | None, known) -> Pn532Sou
 
 def live_readers(config: Pn532Config, settings, pins, driver=None):
     """The readers for ``doctor --live``; ``driver``: their clock (now, sleep), else real time."""
-    from hw.check import LiveReaders
+    from hw.check import LiveReaders, RealTime
 
     clock = driver if driver is not None else RealTime()
     zones = config.reader_zones(settings.game)
