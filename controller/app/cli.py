@@ -167,8 +167,9 @@ def _replayed(events: str, config_path: str | None, deck_path: str | None, verbo
     from ..core.deck import load_deck
     from ..store.replay import replay_file
 
+    given = config_path is not None
     config_path, deck_path, note = session_files(events, config_path, deck_path)
-    config = load_game_config(config_path)
+    config = load_game_config(config_path, session=not given and config_path is not None)
     deck = load_deck(deck_path)
     name = "<stdin>" if events == "-" else events
     if note:
