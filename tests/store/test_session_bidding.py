@@ -52,6 +52,8 @@ def test_an_old_session_without_the_key_replays_as_it_was_played(tmp_path):
     off = tmp_path / "off.toml"
     off.write_text("[rules]\nbidding = false\n")
     assert replay_json(folder / EVENTS, "--config", off) == summary
+    # named with --config, as a club mirror's replay does, it is still the session's own
+    assert replay_json(folder / EVENTS, "--config", folder / CONFIG) == summary
 
 
 def test_an_old_session_resumes_with_bidding_off(tmp_path):
