@@ -19,28 +19,15 @@ import platform
 import socket
 import struct
 import sys
-from pathlib import Path
 
 import pytest
 
 from conftest import default_signals, run
-
-SYSTEMD = Path(__file__).resolve().parents[2] / "systemd"
-UNIT = SYSTEMD / "preftable.service"
+from test_systemd_web import UNIT, service_lines
 
 zeroconf = pytest.importorskip("zeroconf")
 from zeroconf import const as zc_const                    # noqa: E402  (after the skip)
 from zeroconf._utils import net as zc_net                 # noqa: E402
-
-
-def service_lines(text: str) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line and not line.startswith(("#", ";", "[")):
-            key, _, value = line.partition("=")
-            out.setdefault(key.strip(), []).append(value.strip())
-    return out
 
 
 def bind_rule(rule: str) -> tuple[str | None, str | None, str | None]:
@@ -149,8 +136,9 @@ except OSError as exc:
 
 
 def _under_families(unit_text: str):
+    families = _families(unit_text)
     return run([sys.executable, "-c", READ_INTERFACES], capture_output=True, text=True,
-               preexec_fn=lambda: _restrict_families(_families(unit_text)))
+               preexec_fn=lambda: _restrict_families(families))
 
 
 @pytest.mark.skipif(sys.platform != "linux" or platform.machine() not in _ARCH, reason="a Linux seccomp filter")
