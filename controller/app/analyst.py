@@ -63,6 +63,8 @@ class Analyst:
             if not future.done():
                 continue
             del self._running[key]
+            if future.cancelled():          # never started (the table stopped): a restart does it
+                continue
             self._done.add(key)
             try:
                 result = future.result()
@@ -79,5 +81,8 @@ class Analyst:
 
     def close(self) -> None:
         if self._pool is not None:
+            # the deal being analysed is finished and written (the table's last deal, often);
+            # those not started are left for the next start
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+            self.tick(0.0)

@@ -608,6 +608,8 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
         service.outputs.append(follower)
     if web is not None:
         service.outputs.append(web)
+    from .analyst import Analyst            # each ended deal analysed in a child process, as run does
+    service.outputs.append(Analyst(service.tracker.rules, service.tracker.players))
     if keyboard is not None:
         EnterConfirms(keyboard, lambda: service.sink(button(service.clock(), "confirm"))).start()
     script_done = threading.Event()

@@ -47,7 +47,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
-from ..core.config import GameConfig, game_config_from_dict
+from ..core.config import GameConfig, session_config_from_dict
 from ..core.deck import Deck, load_deck
 from ..core.errors import EventError, LogError, PreftableError
 from ..core.events import TableEvent, event_from_dict
@@ -249,7 +249,8 @@ class SessionLog:
     # --- reading -----------------------------------------------------------------------
 
     def game_config(self) -> GameConfig:
-        """The session's rules, from its ``config.toml`` read through the opener: a link, a
+        """The session's rules, from its ``config.toml`` (without ``bidding``: the first edition
+        wrote it, ``false``) read through the opener: a link, a
         FIFO or a file over :data:`MAX_SESSION_FILE` bytes is :class:`SessionUnreadable`
         (never followed, waited on or read whole)."""
         path = self.folder / CONFIG
@@ -257,7 +258,7 @@ class SessionLog:
             raise SessionUnreadable(f"{path}: is a symlink")
         try:
             doc = tomllib.loads(read_bounded(path, MAX_SESSION_FILE, folder=True).decode("utf-8"))
-            return game_config_from_dict(doc)
+            return session_config_from_dict(doc)
         except FileNotFoundError:
             raise SessionUnreadable(f"{path}: no such config file") from None
         except OSError as exc:

@@ -50,6 +50,7 @@ class WebOutput:
         self.server = None
         self.failed: str | None = None
         self._analysis_seen: tuple = (None, -1, {})
+        self._published: tuple = ({}, None)             # the last state published, its session folder
 
     def start(self):
         """Start the web server (its thread, its loop); raises :class:`WebError` when it cannot listen."""
@@ -92,6 +93,7 @@ class WebOutput:
         state = item.snapshot.to_dict()
         if item.session_dir is not None:
             state["analysis"] = self._analysis(Path(item.session_dir))
+        self._published = (state, item.session_dir)
         self.server.publish(state)
 
     def _analysis(self, folder: Path) -> dict[str, str]:
@@ -109,7 +111,14 @@ class WebOutput:
         return self._analysis_seen[2]
 
     def tick(self, now: float) -> None:
-        pass
+        # a deal's analysis is written after its last event: shown when written, not at the next card
+        state, folder = self._published
+        if self.server is None or folder is None:
+            return
+        lines = self._analysis(Path(folder))
+        if lines != state.get("analysis"):
+            self._published = (dict(state, analysis=lines), folder)
+            self.server.publish(self._published[0])
 
     def close(self) -> None:
         if self.announcer is not None:
