@@ -51,8 +51,9 @@ from typing import Any, Callable
 from ..core.errors import ConfigError, PreftableError
 from ..store.files import open_append, open_read, read_bounded, write_all
 from ..store.gamelog import CONFIG, DECK, EVENTS, SessionLog, write_atomic
-from .mqtt import (DEFAULT_PREFIX, FETCH_LINES, SESSION_NAME, check_topic_level, check_topic_prefix,
-                   count_lines, make_client, parse_broker_url, read_password_file, topic)
+from .mqtt_config import (DEFAULT_PREFIX, FETCH_LINES, SESSION_NAME, check_topic_level, check_topic_prefix,
+                          make_client, parse_broker_url, read_password_file, topic)
+from .mqtt_outbox import count_lines
 
 log = logging.getLogger(__name__)
 
