@@ -51,7 +51,7 @@ from .mqtt_config import (DEFAULT_PREFIX, check_topic_level, check_topic_prefix,
                           read_password_file, topic)
 # The mirror and the table views live beside the board; their names stay importable from here.
 from .club_mirror import FETCH_RETRY_S, MAX_HELD, PENDING, BadMessage, Mirror, check_session
-from .club_view import HEADERS, TableView, board_dict, board_text
+from .club_view import HEADERS, TableView, analysis_line, board_dict, board_text
 
 log = logging.getLogger(__name__)
 
@@ -321,6 +321,7 @@ class Club:
             raise BadMessage("bad state", "needs a snapshot object and a line count")
         view = self._view(table)
         view.session, view.lines, view.snapshot = session, lines, snapshot
+        view.analysis = analysis_line(doc.get("analysis"))
         if session:
             mirror = self._mirror(table, session)
             mirror.known = max(mirror.known, lines)

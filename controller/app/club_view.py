@@ -15,6 +15,8 @@ from typing import Any
 
 from .club_mirror import Mirror
 
+ANALYSIS_CHARS = 2000           # a deal's analysis line: its head and the costly cards (thirty at most)
+
 
 @dataclass
 class TableView:
@@ -24,6 +26,7 @@ class TableView:
     lines: int = 0                      # lines the table's log had at its last state
     snapshot: dict = field(default_factory=dict)    # the state topic's board part (mqtt.board_state)
     mirrors: dict[str, Mirror] = field(default_factory=dict)
+    analysis: dict | None = None        # the state's last analysed deal: {"deal", "line"}
 
     def board(self) -> dict:
         """This table as the board shows it, JSON-ready: the terminal row and the ``/club`` page
@@ -57,6 +60,7 @@ class TableView:
                        else len(snap.get("alerts") or [])),
             "link": (snap.get("link") or {}).get("state", "none"),
             "seq": snap.get("seq", 0),
+            "analysis": self.analysis,
             "mirror": None if mirror is None else {
                 "lines": mirror.lines, "table_lines": max(self.lines, mirror.lines),
                 "gap": list(mirror.gap) if mirror.gap else None, "held": len(mirror.pending),
@@ -114,6 +118,18 @@ def _deal_view(deal: dict | None, names: dict) -> dict | None:
             "declarer": declarer, "game": game, "trump": deal.get("trump"),
             "whisters": list(deal.get("whisters") or []), "whist_mode": deal.get("whist_mode"),
             "taken": deal.get("taken") or {}, "contract": contract}
+
+
+def analysis_line(value: Any) -> dict | None:
+    """A state's ``analysis`` as the board keeps it: ``{"deal": n, "line": text}`` with the
+    line at most :data:`ANALYSIS_CHARS` long, or None for anything else (a table that
+    analyses nothing, or sends what is not one)."""
+    if not isinstance(value, dict):
+        return None
+    deal, line = value.get("deal"), value.get("line")
+    if isinstance(deal, bool) or not isinstance(deal, int) or deal < 1 or not isinstance(line, str):
+        return None
+    return {"deal": deal, "line": line[:ANALYSIS_CHARS]}
 
 
 def _num(value: Any) -> int | float:

@@ -18,7 +18,7 @@ Topics, under ``<prefix>/<table_id>/`` (MQTT 5, JSON payloads):
   ``{"table", "session", "line", "text"}`` with ``line`` counted from 1 and
   ``text`` the line exactly as the log holds it (without its newline).
 - ``state``: the table now, retained, QoS 0, at most every 0.25 s (the
-  latest wins): ``{"table", "session", "lines", "acked", "snapshot"}``;
+  latest wins): ``{"table", "session", "lines", "acked", "snapshot", "analysis"}``;
   ``lines`` is how many lines of the session's log had been read when it was
   sent, ``acked`` the acknowledged mark then.  ``snapshot`` is the board's
   part of the :class:`~controller.core.snapshot.TableSnapshot`
@@ -26,7 +26,9 @@ Topics, under ``<prefix>/<table_id>/`` (MQTT 5, JSON payloads):
   in progress without its closed tricks, the number of deals played, the
   pulka, the settlement, the next deal, the first alerts and the link.  Its size
   is bounded: it never carries the session's history (that is the ``log``
-  topic, and the board's mirror).
+  topic, and the board's mirror).  ``analysis`` is the line for people of the
+  session's last analysed deal, ``{"deal", "line"}`` (docs/analysis.md, from the
+  session's ``analysis.jsonl``), or null; a new line sends the state again.
 - ``status``: ``online`` / ``offline``, retained; ``offline`` is also the will.
 - ``session``: the session's ``config.toml`` and ``deck.toml`` (or null),
   retained, once per session (and again on every reconnect):
@@ -77,6 +79,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..core.errors import ConfigError
+from ..store.analyses import AnalysisLines
 from ..store.gamelog import EVENTS, SessionLog
 from .findings import FAIL, OK, WARN
 # The section, the client and the outbox live beside the publisher; their names stay importable from here.
@@ -128,6 +131,7 @@ class MqttPublisher:
         self._inflight: dict[int, tuple[Outbox, int]] = {}
         self._outboxes: list[Outbox] = []
         self._snapshot = None
+        self._analysis = AnalysisLines()    # the session's analysis.jsonl, read when it grew
         self._state_due = False
         self._connected = False
         self._retry_at: float | None = None
@@ -186,6 +190,9 @@ class MqttPublisher:
         self._pump(time.monotonic())
 
     def tick(self, now: float) -> None:
+        box = self.current
+        if box is not None and self._snapshot is not None and self._analysis.changed(box.folder):
+            self._state_due = True          # a deal's analysis came in, off the table loop
         self._pump(now)
 
     @property
@@ -434,7 +441,8 @@ class MqttPublisher:
         box = self.current
         payload = json.dumps({"table": self.config.table_id, "session": box.session if box else "",
                               "lines": box.lines_read if box else 0, "acked": box.acked if box else 0,
-                              "snapshot": board_state(self._snapshot)}, ensure_ascii=False)
+                              "snapshot": board_state(self._snapshot),
+                              "analysis": self._analysis.last(box.folder) if box else None}, ensure_ascii=False)
         # QoS 0: paho never sends it again after a reconnect, so the state the broker holds
         # carries a mark no later than the broker's own history (see _end_probe)
         self.client.publish(self.config.topic("state"), payload, qos=0, retain=True)

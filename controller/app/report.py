@@ -42,7 +42,7 @@ from .pulka_sheet import (History, _balances, _contract_columns, _history_header
                           derive_history, fmt_balance, fmt_num, players_of, written_writes)
 from .pulka_svg import render_svg
 
-__all__ = ["PULKA_CSS", "History", "derive_history", "fmt_balance", "fmt_num", "players_of", "pulka_sections",
+__all__ = ["PULKA_CSS", "History", "analysis_section", "derive_history", "fmt_balance", "fmt_num", "players_of", "pulka_sections",
            "render_html", "render_svg", "rules_section", "write_report", "written_writes"]
 
 log = logging.getLogger(__name__)
@@ -88,8 +88,11 @@ body { font-family: "DejaVu Sans", Verdana, Arial, sans-serif; margin: 0 auto; p
 
 
 def pulka_sections(summary: Mapping[str, Any], names: Mapping[str, str] | None = None,
-                   history: History | None = None, rules: Rules | None = None) -> str:
-    """The pulka as HTML sections: the sheet (SVG inline), the settlement and the deal history.
+                   history: History | None = None, rules: Rules | None = None,
+                   analysis: Mapping[Any, str] | None = None) -> str:
+    """The pulka as HTML sections: the sheet (SVG inline), the settlement, the deal history
+    and, given ``analysis`` ({deal number: line}, the session's ``analysis.jsonl``), each
+    deal's double-dummy analysis (docs/analysis.md).
 
     Shared by ``pulka.html`` and the live page's ``/pulka``, inside
     an element of class ``pulka`` styled by :data:`PULKA_CSS`.
@@ -139,8 +142,20 @@ def pulka_sections(summary: Mapping[str, Any], names: Mapping[str, str] | None =
         f"<tr>{header}</tr>",
         *(rows or [f'<tr><td colspan="{len(players) + 5}">no deals</td></tr>']),
         "</table></div>",
+        *analysis_section(analysis),
         *rules_section(rules),
     ])
+
+
+def analysis_section(analysis: Mapping[Any, str] | None) -> list[str]:
+    """Each deal's analysis line ("best play: 7 for the declarer (played 6); ..."), deal by
+    deal, when the session has any (its keys: deal numbers, as ints or as JSON's strings)."""
+    if not analysis:
+        return []
+    lines = sorted((int(number), line) for number, line in analysis.items())
+    return ["<h2>Best play</h2>", '<ul id="analysis">',
+            *(f'<li data-deal="{number}"><span class="deal">deal {number}</span>: {html.escape(line)}</li>'
+              for number, line in lines), "</ul>"]
 
 
 def rules_section(rules: Rules | None) -> list[str]:
@@ -154,7 +169,8 @@ def rules_section(rules: Rules | None) -> list[str]:
 
 
 def render_html(summary: Mapping[str, Any], names: Mapping[str, str] | None = None,
-                history: History | None = None, rules: Rules | None = None) -> str:
+                history: History | None = None, rules: Rules | None = None,
+                analysis: Mapping[Any, str] | None = None) -> str:
     """A self-contained page (no external resources, works opened from a file): the same
     responsive pulka as the live page's ``/pulka``."""
     players = players_of(summary)
@@ -174,7 +190,7 @@ def render_html(summary: Mapping[str, Any], names: Mapping[str, str] | None = No
         '<body class="pulka">',
         "<main>",
         f"<h1>{esc(title)}</h1>",
-        pulka_sections(summary, names, history, rules),
+        pulka_sections(summary, names, history, rules, analysis),
         "</main>",
         "</body>",
         "</html>",
@@ -183,14 +199,16 @@ def render_html(summary: Mapping[str, Any], names: Mapping[str, str] | None = No
 
 
 def write_report(summary: Mapping[str, Any], out_dir: Path, names: Mapping[str, str] | None = None,
-                 history: History | None = None, rules: Rules | None = None) -> dict[str, Path]:
-    """Write ``pulka.svg`` and ``pulka.html`` into ``out_dir``; return their paths by kind."""
+                 history: History | None = None, rules: Rules | None = None,
+                 analysis: Mapping[Any, str] | None = None) -> dict[str, Path]:
+    """Write ``pulka.svg`` and ``pulka.html`` (with each deal's ``analysis`` line, when given)
+    into ``out_dir``; return their paths by kind."""
     out_dir = Path(out_dir)
     paths = {"svg": out_dir / "pulka.svg", "html": out_dir / "pulka.html"}
     if history is None:
         history = derive_history(summary, rules)
     svg = render_svg(summary, names, history)
-    page = render_html(summary, names, history, rules)
+    page = render_html(summary, names, history, rules, analysis)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         paths["svg"].write_text(svg, encoding="utf-8")

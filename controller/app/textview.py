@@ -20,6 +20,12 @@ def _fmt(value: float | int) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def analysis_lines_text(lines: Mapping[int, str]) -> str:
+    """Each deal's double-dummy analysis line (docs/analysis.md), one a deal in deal order:
+    ``deal 3: best play: 7 for the declarer (played 6); ...``; nothing without lines."""
+    return "".join(f"deal {number}: {lines[number]}\n" for number in sorted(lines))
+
+
 def summary_text(summary: dict, names: Mapping[str, str] | None = None) -> str:
     names = names or {}
     pulka = summary["pulka"]

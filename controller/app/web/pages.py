@@ -188,7 +188,7 @@ class Pages:
             return Markup("<p>no pulka yet</p>")
         summary["pulka"] = summary["pulka"] or {s: {"gora": 0, "pulya": 0, "whists": {}} for s in seats}
         names = {s: n for s, n in self.names(state).items() if s in seats}
-        return Markup(report.pulka_sections(summary, names, rules=self.rules))
+        return Markup(report.pulka_sections(summary, names, rules=self.rules, analysis=state.get("analysis")))
 
     def page(self, template: str, state: Mapping[str, Any], *, authorised: bool, title: str,
              parts: Sequence[str] = (), **extra: Any) -> str:
