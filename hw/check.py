@@ -1,7 +1,7 @@
 """``preftable doctor --live``: a real table checked by hand, step by step (docs/hardware-test.md).
 
 :class:`LiveCheck` drives the readers and pins it is given and says, one
-:class:`Line` at a time, what it saw and -- for every failure -- what that
+:class:`Finding` at a time, what it saw and -- for every failure -- what that
 means on the bench.  The steps, in order:
 
 1. every reader's VersionReg (a clone's value is fine; 0x00/0xFF is not) and
@@ -27,33 +27,19 @@ for up to ``step_s`` seconds.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 from controller.core.errors import HardwareError
+from controller.core.findings import FAIL, OK, WARN, Finding
 
 from . import rc522_regs as regs
 from .scanner import PresenceTracker
 
 log = logging.getLogger(__name__)
 
-OK, WARN, FAIL = "ok", "warn", "FAIL"
 RATE_S = 1.0                   # how long each empty reader is polled for its rate
 COST_READS = 200               # VersionReg reads timed for the cost of one SPI transfer
 MIN_POLLS_PER_S = 50           # below this a table feels sluggish (a scan of 5 readers > 100 ms)
-
-
-@dataclass(frozen=True)
-class Line:
-    """One finding: what was seen, and what a failure means."""
-
-    level: str
-    text: str
-    meaning: str | None = None
-
-    def render(self) -> str:
-        head = f"{self.level:<4} {self.text}"
-        return f"{head} — means: {self.meaning}" if self.meaning and self.level != OK else head
 
 
 MEANINGS = {
@@ -93,7 +79,7 @@ class LiveCheck:
                  leds: Mapping[str, object] | None = None, buzzer: object | None = None,
                  buttons: Mapping[str, object] | None = None,
                  prompt: Callable[[str], None] = lambda text: None,
-                 emit: Callable[[Line], None] = lambda line: None, step_s: float = 30.0):
+                 emit: Callable[[Finding], None] = lambda line: None, step_s: float = 30.0):
         self.readers = list(readers)
         self.backend = backend
         self.absent_ms = absent_ms
@@ -103,11 +89,11 @@ class LiveCheck:
         self.prompt = prompt
         self.emit = emit
         self.step_s = step_s
-        self.lines: list[Line] = []
+        self.lines: list[Finding] = []
         self.uid_lengths: set[int] = set()
 
-    def add(self, level: str, text: str, meaning: str | None = None) -> Line:
-        line = Line(level, text, meaning)
+    def add(self, level: str, text: str, meaning: str | None = None) -> Finding:
+        line = Finding(level, text, meaning=meaning)
         self.lines.append(line)
         log.debug("%s", line.render())
         self.emit(line)
@@ -117,7 +103,7 @@ class LiveCheck:
     def failed(self) -> bool:
         return any(line.level == FAIL for line in self.lines)
 
-    def run(self) -> list[Line]:
+    def run(self) -> list[Finding]:
         working = self.check_versions()
         if working:
             self.check_rates(working)
@@ -305,4 +291,4 @@ class LiveCheck:
                          MEANINGS["button"])
 
 
-__all__ = ["LiveCheck", "Line", "MEANINGS", "OK", "WARN", "FAIL", "measure_transfer_cost"]
+__all__ = ["LiveCheck", "Finding", "MEANINGS", "OK", "WARN", "FAIL", "measure_transfer_cost"]
