@@ -133,6 +133,9 @@ def analysis_line(value: Any) -> dict | None:
 
 
 def _num(value: Any) -> int | float:
+    """A figure of the network's state as the board keeps it: a number, never a string (the
+    page formats it); 0 for what is not a number, and no ``Fraction`` of what JSON let in
+    (``Infinity``, ``NaN``)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return 0
     return int(value) if float(value).is_integer() else value

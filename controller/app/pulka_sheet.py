@@ -21,7 +21,7 @@ from ..core.config import GameConfig, Rules, Table
 from ..core.deal import active_seats
 from ..core.scoring import CONVENTION_K, rounded, score_deal, settle
 from ..core.series import RASPASOVKA, next_deal
-from ..core.view import game_text
+from ..core.view import game_text, score_text
 
 log = logging.getLogger(__name__)
 
@@ -31,11 +31,8 @@ History = Mapping[str, Mapping[str, Any]]
 # ---------------------------------------------------------------- numbers and data
 
 def fmt_num(value: float) -> str:
-    """A score as players write it: ``6``, ``2.5``, ``-12.33``."""
-    value = float(value)
-    if value.is_integer():
-        return str(int(value))
-    return f"{value:.2f}".rstrip("0").rstrip(".")
+    """A score as players write it on the sheet: ``6``, ``2.5``, ``-12.33``."""
+    return score_text(value, 2)
 
 
 def fmt_balance(value: float) -> str:

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from ..core.view import score_text
+
 
 def plural(n: int, word: str) -> str:
     """``1 deal``, ``2 deals``."""
     return f"{n:,} {word}" + ("" if n == 1 else "s")
-
-
-def _fmt(value: float | int) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def analysis_lines_text(lines: Mapping[int, str]) -> str:
@@ -48,8 +46,8 @@ def summary_text(summary: dict, names: Mapping[str, str] | None = None) -> str:
     out.append(f"{'pulka':<{width}}  {'pulya':>7}  {'gora':>7}  whists written")
     for s in seats:
         p = pulka[s]
-        whists = ", ".join(f"{label.get(o, o)} {_fmt(v)}" for o, v in p["whists"].items())
-        out.append(f"{label[s]:<{width}}  {_fmt(p['pulya']):>7}  {_fmt(p['gora']):>7}  {whists}")
+        whists = ", ".join(f"{label.get(o, o)} {score_text(v)}" for o, v in p["whists"].items())
+        out.append(f"{label[s]:<{width}}  {score_text(p['pulya']):>7}  {score_text(p['gora']):>7}  {whists}")
     if "pulya_target" in summary:
         target = summary["pulya_target"]
         closed = summary.get("finished_after_deal")
@@ -83,7 +81,7 @@ def deal_kind_text(deal: Mapping, label: Mapping[str, str]) -> str:
             text += f", {deal['whist_mode']})" if deal.get("whist_mode") else ")"
     for h in deal.get("help") or ():
         to = name(h["to"]) if h["to"] is not None else "own gora"
-        text += f"; help {name(h['from'])} -> {to} {_fmt(h['points'])}"
+        text += f"; help {name(h['from'])} -> {to} {score_text(h['points'])}"
     return text
 
 
