@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from ..core.cards import SUIT_NAMES
 from ..core.view import score_text
 
 
@@ -96,7 +97,6 @@ def settlement_text(settlement: dict, names: Mapping[str, str] | None = None) ->
 
 # --- a mistake as the players read it: who, what to do now -------------------------------
 
-_SUIT_WORDS = {"s": "spades", "c": "clubs", "d": "diamonds", "h": "hearts"}
 
 
 def _pretty(card: object) -> str:
@@ -133,7 +133,7 @@ def mistake_advice(alert: Mapping, label: Mapping[str, str] | None = None, turn:
             return f"{who}clear the table (every card off), then call again"
         return f"{who}lift {card}: take every card of the last deal off the table first"
     if kind == "revoke":
-        suit = _SUIT_WORDS.get(str(alert.get("suit")), "the led suit")
+        suit = SUIT_NAMES.get(str(alert.get("suit")), "the led suit")
         return f"{who}revoke: did not follow {suit}; it is written in this deal - press confirm"
     if kind == "not_in_play":
         return f"{who}lift {card}: no card is played until the calls are over"

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from .cards import STRAIN_SYMBOLS
+
 # LED modes of a seat's indicator.
 OFF = "off"
 TURN = "turn"        # steady: this seat is to play
@@ -41,7 +43,6 @@ _MISTAKE_TEXT = {
     "invalid_control": "call not allowed",
     "not_in_play": "card not in play",
 }
-_STRAIN = {"s": "\u2660", "c": "\u2663", "d": "\u2666", "h": "\u2665", "n": "NT"}
 
 
 def _short(name: str) -> str:
@@ -74,7 +75,7 @@ def game_text(game: str | None) -> str:
         return "?"
     if game == "misere":
         return "MIS"
-    return game[:-1] + _STRAIN[game[-1]]
+    return game[:-1] + STRAIN_SYMBOLS[game[-1]]
 
 
 _CALL_TEXT = {"pass": "-", "whist": "W", "half": "1/2"}
