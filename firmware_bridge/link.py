@@ -524,24 +524,12 @@ class HubLink(HostCommands):
     def _emit(self, events: list) -> None:
         for event in events:
             if isinstance(event, SeenInGap):
-                if self._on_seen_in_gap is not None:
-                    try:
-                        self._on_seen_in_gap(event.zone)
-                    except Exception:               # the game's bug must not kill the link
-                        log.exception("on_seen_in_gap failed for %s", event.zone)
-                continue
-            if isinstance(event, OrderGuessed):
-                if self._on_order_guessed is not None:
-                    try:
-                        self._on_order_guessed(event.zones)
-                    except Exception:               # the game's bug must not kill the link
-                        log.exception("on_order_guessed failed for %s", event.zones)
-                continue
-            self._counters["events"] += 1
-            try:
-                self._on_event(event)
-            except Exception:                       # the game's bug must not kill the link
-                log.exception("on_event failed for %s", event)
+                _notify(self._on_seen_in_gap, event.zone, "on_seen_in_gap")
+            elif isinstance(event, OrderGuessed):
+                _notify(self._on_order_guessed, event.zones, "on_order_guessed")
+            else:
+                self._counters["events"] += 1
+                _notify(self._on_event, event, "on_event")
 
     def _status(self, message: str, level: int = logging.INFO) -> None:
         log.log(level, "%s", message)
@@ -550,6 +538,16 @@ class HubLink(HostCommands):
                 self._on_status(message)
             except Exception:
                 log.exception("on_status failed for %r", message)
+
+
+def _notify(callback: Callable | None, value: object, name: str) -> None:
+    """Hand ``value`` to one of the game's callbacks (none: nothing to do)."""
+    if callback is None:
+        return
+    try:
+        callback(value)
+    except Exception:                       # the game's bug must not kill the link
+        log.exception("%s failed for %s", name, value)
 
 
 __all__ = ["HubLink", "HubInfo", "Command", "open_port", "describe_open_error", "LINK_COUNTERS", "HB_TIMEOUT"]
