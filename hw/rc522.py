@@ -81,7 +81,7 @@ from . import rc522_regs as chip_regs
 from .header import SPI_BUS_PINS
 from .pins import PinFactory
 # The reading half of a reader (the poll's frames); its names stay importable from here.
-from .rc522_reading import ReaderFault, Steps, TagReading, _R, _W, run_steps
+from .rc522_reading import ReaderFault, Steps, TagReading, read_address, write_address, run_steps
 from .rc522_backend import (SPI_BACKEND_VAR, SPI_BACKENDS, FakeBackend, RealBackend, SpiBackend,  # noqa: F401
                             default_backend, load_driver)
 
@@ -243,9 +243,9 @@ class Reader(TagReading):
         """SoftReset, wait until PowerDown reads 0, configure, read the configuration back."""
         x = self._xfer
         self.configured = False
-        x([_W(chip_regs.COMMAND), chip_regs.CMD_SOFT_RESET])
+        x([write_address(chip_regs.COMMAND), chip_regs.CMD_SOFT_RESET])
         waited = 0.0
-        while x([_R(chip_regs.COMMAND), 0])[1] & chip_regs.POWER_DOWN:
+        while x([read_address(chip_regs.COMMAND), 0])[1] & chip_regs.POWER_DOWN:
             if waited >= POWER_DOWN_WAIT_S:
                 log.warning("%s", self._fault_text("PowerDown still set %.0f ms after SoftReset"
                                                    % (POWER_DOWN_WAIT_S * 1e3)))
@@ -254,11 +254,11 @@ class Reader(TagReading):
             waited += 0.001
         config = self._config()
         for reg, value in config:
-            x([_W(reg), value])
+            x([write_address(reg), value])
         # ValuesAfterColl = 0: the bits received after a collision read 0, as the datasheet asks for
         # the bit-wise anticollision (CollReg's other bits are read-only, so it is not read back).
-        x([_W(chip_regs.COLL), 0x00])
-        back = x([_R(reg) for reg, _ in config] + [0])[1:]
+        x([write_address(chip_regs.COLL), 0x00])
+        back = x([read_address(reg) for reg, _ in config] + [0])[1:]
         self._stuck = [(reg, value, got) for (reg, value), got in zip(config, back) if got != value]
         self.configured = not self._stuck
         self._armed = self._answered = False
@@ -286,7 +286,7 @@ class Reader(TagReading):
 
     # ----- health -------------------------------------------------------------------------------
     def version(self) -> int:
-        return self._xfer([_R(chip_regs.VERSION), 0])[1]
+        return self._xfer([read_address(chip_regs.VERSION), 0])[1]
 
     def alive(self) -> bool:
         """True when VersionReg answers (anything but 0x00/0xFF: clones read 0x88, 0xB2, 0x12)

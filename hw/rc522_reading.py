@@ -22,8 +22,8 @@ log = logging.getLogger(__name__)
 
 FULL_SCAN_EVERY = 8            # a full anticollision every so many polls of a reader holding a tag (~160 ms)
 MAX_STACK = 4                  # tags read from one reader in one full scan
-_W = lambda reg: (reg << 1) & 0x7E                      # noqa: E731  (SPI address bytes)
-_R = lambda reg: ((reg << 1) & 0x7E) | 0x80             # noqa: E731
+write_address = lambda reg: (reg << 1) & 0x7E                      # noqa: E731  (SPI address bytes)
+read_address = lambda reg: ((reg << 1) & 0x7E) | 0x80             # noqa: E731
 
 
 class ReaderFault(HardwareError):
@@ -274,28 +274,28 @@ class TagReading:
             return
         try:
             yield from self._transmit(b"\x00")
-            self._xfer([_W(chip_regs.CONTROL), 0x80])        # TStopNow
+            self._xfer([write_address(chip_regs.CONTROL), 0x80])        # TStopNow
         except OSError as exc:
             log.debug("reader %s: release frame not sent: %s", self.name, exc)
 
     def _transmit(self, frame: bytes) -> None:
         """Send ``frame`` with the Transmit command (no answer expected) and wait for its end."""
         x = self._xfer
-        x([_W(chip_regs.COMMAND), chip_regs.CMD_IDLE])      # IdleIRq is clear: only a command ending sets it
+        x([write_address(chip_regs.COMMAND), chip_regs.CMD_IDLE])      # IdleIRq is clear: only a command ending sets it
         if self._fifo_dirty:
-            x([_W(chip_regs.FIFO_LEVEL), 0x80])
+            x([write_address(chip_regs.FIFO_LEVEL), 0x80])
         if self._tx_last_bits:
-            x([_W(chip_regs.BIT_FRAMING), 0x00])
+            x([write_address(chip_regs.BIT_FRAMING), 0x00])
             self._tx_last_bits = 0
-        x([_W(chip_regs.FIFO_DATA), *frame])
-        x([_W(chip_regs.COMMAND), chip_regs.CMD_TRANSMIT])
+        x([write_address(chip_regs.FIFO_DATA), *frame])
+        x([write_address(chip_regs.COMMAND), chip_regs.CMD_TRANSMIT])
         self._fifo_dirty = self._armed = False
         start = self.backend.now()
         ends = start + chip_regs.frame_bits(len(frame), 0) * chip_regs.BIT_S
         limit = start + self._budget(len(frame), 0)
         yield ends
         polls = 0
-        while not x([_R(chip_regs.COMM_IRQ), 0])[1] & chip_regs.IRQ_IDLE:
+        while not x([read_address(chip_regs.COMM_IRQ), 0])[1] & chip_regs.IRQ_IDLE:
             polls += 1
             if polls >= 3 and self.backend.now() > limit:
                 raise ReaderFault(self._fault_text("its transmission never ended"))
@@ -317,15 +317,15 @@ class TagReading:
         x = self._xfer
         framing = (rx_align << 4) | last_bits
         if not self._armed:
-            x([_W(chip_regs.COMMAND), chip_regs.CMD_IDLE])
-        x([_W(chip_regs.COMM_IRQ), 0x7F])                   # clear every IRQ bit
+            x([write_address(chip_regs.COMMAND), chip_regs.CMD_IDLE])
+        x([write_address(chip_regs.COMM_IRQ), 0x7F])                   # clear every IRQ bit
         if self._fifo_dirty:
-            x([_W(chip_regs.FIFO_LEVEL), 0x80])             # flush
-        x([_W(chip_regs.FIFO_DATA), *data])
-        x([_W(chip_regs.BIT_FRAMING), framing])             # StartSend still set from the last frame
+            x([write_address(chip_regs.FIFO_LEVEL), 0x80])             # flush
+        x([write_address(chip_regs.FIFO_DATA), *data])
+        x([write_address(chip_regs.BIT_FRAMING), framing])             # StartSend still set from the last frame
         if not self._armed:
-            x([_W(chip_regs.COMMAND), chip_regs.CMD_TRANSCEIVE])
-        x([_W(chip_regs.BIT_FRAMING), 0x80 | framing])      # StartSend
+            x([write_address(chip_regs.COMMAND), chip_regs.CMD_TRANSCEIVE])
+        x([write_address(chip_regs.BIT_FRAMING), 0x80 | framing])      # StartSend
         self._tx_last_bits = last_bits
         self._armed = self._fifo_dirty = False
         # Wait: first until the answer, if any, would be over (its frame delay time and length are
@@ -339,7 +339,7 @@ class TagReading:
         yield answered
         polls = 0
         while True:
-            irq = x([_R(chip_regs.COMM_IRQ), 0])[1]
+            irq = x([read_address(chip_regs.COMM_IRQ), 0])[1]
             if irq & (chip_regs.IRQ_RX | chip_regs.IRQ_IDLE):
                 break
             if irq & chip_regs.IRQ_TIMER:
@@ -357,8 +357,8 @@ class TagReading:
             # ErrorReg, CollReg, the FIFO level and the FIFO itself in one transfer (read addresses
             # back to back, datasheet 8.1.2.1); bytes read past the level are dropped, and the FIFO
             # is flushed before the next frame in any case.
-            out = x([_R(chip_regs.ERROR), _R(chip_regs.COLL), _R(chip_regs.FIFO_LEVEL)]
-                    + [_R(chip_regs.FIFO_DATA)] * max(expect, 1) + [0])
+            out = x([read_address(chip_regs.ERROR), read_address(chip_regs.COLL), read_address(chip_regs.FIFO_LEVEL)]
+                    + [read_address(chip_regs.FIFO_DATA)] * max(expect, 1) + [0])
             error, coll, level = out[1:4]
             self._fifo_dirty = True                          # flushed before the next frame, whatever is read
             # A collision wins over the parity and CRC errors it brings (the wired-OR of two tags'
@@ -372,7 +372,7 @@ class TagReading:
                 return bytes(out[4:4 + (level & 0x7F)]), (coll & 0x1F) or 32
             log.debug("reader %s: receive error 0x%02X", self.name, error)
             return None
-        out = x([_R(chip_regs.FIFO_LEVEL)] + [_R(chip_regs.FIFO_DATA)] * expect + [0])
+        out = x([read_address(chip_regs.FIFO_LEVEL)] + [read_address(chip_regs.FIFO_DATA)] * expect + [0])
         level = out[1] & 0x7F
         if level != expect:
             self._fifo_dirty = True

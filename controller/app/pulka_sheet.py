@@ -57,7 +57,7 @@ def players_of(summary: Mapping[str, Any]) -> list[str]:
     return players
 
 
-def _score(entry: Mapping[str, Any], key: str) -> float:
+def score_of(entry: Mapping[str, Any], key: str) -> float:
     value = entry.get(key, 0)
     return float(value) if value is not None else 0.0
 
@@ -160,7 +160,7 @@ def derive_history(summary: Mapping[str, Any], rules: Rules | None = None) -> di
         player, column, other = cell
         entry = pulka.get(player) or {}
         if other is None:
-            return _score(entry, column)
+            return score_of(entry, column)
         return float((entry.get("whists") or {}).get(other, 0) or 0)
 
     result: dict[str, dict[str, Any]] = {p: {} for p in players}
@@ -177,13 +177,13 @@ def derive_history(summary: Mapping[str, Any], rules: Rules | None = None) -> di
     return result
 
 
-def _names(summary: Mapping[str, Any], names: Mapping[str, str] | None, players: Sequence[str]) -> dict[str, str]:
+def shown_names(summary: Mapping[str, Any], names: Mapping[str, str] | None, players: Sequence[str]) -> dict[str, str]:
     given = dict(summary.get("names") or {})
     given.update(names or {})
     return {p: str(given.get(p) or p) for p in players}
 
 
-def _balances(summary: Mapping[str, Any]) -> tuple[str, dict[str, float]]:
+def balances_of(summary: Mapping[str, Any]) -> tuple[str, dict[str, float]]:
     settlement = summary.get("settlement") or {}
     convention = settlement.get("convention") or "sochi"
     balance = settlement.get("balance")
@@ -193,7 +193,7 @@ def _balances(summary: Mapping[str, Any]) -> tuple[str, dict[str, float]]:
     return convention, {p: float(v) for p, v in balance.items()}
 
 
-def _column_entries(values: Sequence[float] | None, final: float) -> tuple[list[str], str]:
+def column_entries(values: Sequence[float] | None, final: float) -> tuple[list[str], str]:
     """Entries and separator: ``1.3.6`` from running sums; the final value when the history is unknown."""
     if not values:
         return [fmt_num(final)], ""
@@ -203,7 +203,7 @@ _OUTCOME_TEXT = {"made": "made", "failed": "failed", "passed": "both pass", "hal
                  "ten_unwhisted": "10 unwhisted"}
 
 
-def _contract_columns(summary: Mapping[str, Any]) -> bool:
+def has_contract_columns(summary: Mapping[str, Any]) -> bool:
     """Whether the summary has FORMATS-contracts.md's fields (then the table shows each deal's game)."""
     return any("kind" in deal for deal in summary.get("deals") or ())
 
@@ -219,8 +219,8 @@ def _game_cell(deal: Mapping[str, Any], shown: Mapping[str, str]) -> str:
     return f"{shown_game} {shown.get(declarer, declarer)}"
 
 
-def _history_rows(summary: Mapping[str, Any], players: list[str], shown: Mapping[str, str]) -> list[list[str]]:
-    contract = _contract_columns(summary)
+def history_rows(summary: Mapping[str, Any], players: list[str], shown: Mapping[str, str]) -> list[list[str]]:
+    contract = has_contract_columns(summary)
     rows = []
     for deal in summary.get("deals") or ():
         taken = deal.get("taken") or {}
@@ -238,17 +238,17 @@ def _history_rows(summary: Mapping[str, Any], players: list[str], shown: Mapping
     return rows
 
 
-def _history_header(players: list[str], shown: Mapping[str, str], contract: bool = False) -> list[str]:
+def history_header(players: list[str], shown: Mapping[str, str], contract: bool = False) -> list[str]:
     game = ["game", "outcome"] if contract else []
     return ["#", "dealer", "price", *game, *(shown[p] for p in players), "revoke", "done"]
 
 
-def _history_widths(players: list[str], contract: bool) -> list[int]:
+def history_widths(players: list[str], contract: bool) -> list[int]:
     game = [96, 82] if contract else []
     return [34, 84, 46, *game, *([62] * len(players)), 84, 44]
 
 
-def _help_lines(summary: Mapping[str, Any], shown: Mapping[str, str]) -> list[str]:
+def help_lines(summary: Mapping[str, Any], shown: Mapping[str, str]) -> list[str]:
     """The help of every deal, as players note it: ``deal 13: Boris → Vera 2 (20 whists)``;
     points no one could take are written off the helper's own gora."""
     k = CONVENTION_K.get((summary.get("settlement") or {}).get("convention") or "sochi", 1)

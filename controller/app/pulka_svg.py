@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..core.config import Rules
-from .pulka_sheet import (History, _balances, _score, _column_entries, _contract_columns, _help_lines, _history_header,
-                          _history_rows, _history_widths, _names, derive_history, fmt_balance, fmt_num,
+from .pulka_sheet import (History, balances_of, score_of, column_entries, has_contract_columns, help_lines, history_header,
+                          history_rows, history_widths, shown_names, derive_history, fmt_balance, fmt_num,
                           players_of)
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -191,8 +191,8 @@ def _draw_sheet(svg: ET.Element, sheet: _Sheet, players: list[str], shown: Mappi
         cell = _el(group, "g", class_="sector", id=f"sector-{player}")
         for band in ("gora", "pulya"):
             x, y, length, thick, rot = sheet.strip(sector, band)
-            entries, separator = _column_entries(known.get(band), _score(entry, band))
-            closed = band == "pulya" and target is not None and _score(entry, "pulya") >= float(target)
+            entries, separator = column_entries(known.get(band), score_of(entry, band))
+            closed = band == "pulya" and target is not None and score_of(entry, "pulya") >= float(target)
             if closed:
                 entries = entries + ["\u2016"]     # the pulya closed: a double bar after its last entry
             lines, size = _fit_lines(entries, separator, length - 12, thick - 8, 17)
@@ -229,7 +229,7 @@ def _draw_whists(cell: ET.Element, sheet: _Sheet, sector: _Sector, player: str, 
         name, name_size = _fit("\u2192 " + shown[other], part - 10, 16, 12)
         _text(cell, px + up[0] * thick * 0.28, py + up[1] * thick * 0.28, name, name_size, rot,
               class_="whist-target", fill="#6b6b6b")
-        entries, separator = _column_entries(known.get(other), float(whists.get(other, 0) or 0))
+        entries, separator = column_entries(known.get(other), float(whists.get(other, 0) or 0))
         # large: on a phone the sheet is drawn at about half its size, and the whists are what a
         # player reads there (the earliest entries give way, '…', before the numbers shrink)
         lines, size = _fit_lines(entries, separator, part - 10, thick * 0.6, 24, smallest=16)
@@ -239,12 +239,12 @@ def _draw_whists(cell: ET.Element, sheet: _Sheet, sector: _Sector, player: str, 
 def _draw_history(svg: ET.Element, x: float, y: float, summary: Mapping[str, Any], players: list[str],
                   shown: Mapping[str, str]) -> float:
     """The deal history table; returns its bottom y."""
-    contract = _contract_columns(summary)
-    header = _history_header(players, shown, contract)
-    widths = _history_widths(players, contract)
+    contract = has_contract_columns(summary)
+    header = history_header(players, shown, contract)
+    widths = history_widths(players, contract)
     group = _el(svg, "g", id="history", font_family=FONT, font_size=12)
     _el(group, "text", "Deals", x=x, y=y - 10, font_size=16, font_weight="bold", fill="#1f3a68")
-    rows = _history_rows(summary, players, shown)
+    rows = history_rows(summary, players, shown)
     total = sum(widths)
     _el(group, "rect", x=x, y=y, width=total, height=ROW_H, fill="#1f3a68")
     for r, row in enumerate(rows):
@@ -282,13 +282,13 @@ def render_svg(summary: Mapping[str, Any], names: Mapping[str, str] | None = Non
     picture stays legible on a 360 px phone).
     """
     players = players_of(summary)
-    shown = _names(summary, names, players)
-    convention, balances = _balances(summary)
+    shown = shown_names(summary, names, players)
+    convention, balances = balances_of(summary)
     if history is None:
         history = derive_history(summary, rules)
     n_deals = len(summary.get("deals") or ())
-    table_w = sum(_history_widths(players, _contract_columns(summary)))
-    helps = _help_lines(summary, shown)
+    table_w = sum(history_widths(players, has_contract_columns(summary)))
+    helps = help_lines(summary, shown)
     width = TABLE_X + table_w + 30
     table_bottom = SHEET_Y + ROW_H * (n_deals + 1) + 40
     height = max(SHEET_Y + SHEET_H + 110 + 18 * (len(helps) + bool(helps)), table_bottom + 20)

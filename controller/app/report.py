@@ -38,7 +38,7 @@ from typing import Any, Mapping
 from ..core.config import Rules
 from ..core.errors import LogError
 # The figures and the SVG sheet live beside this page; their names stay importable from here.
-from .pulka_sheet import (History, _balances, _contract_columns, _history_header, _history_rows, _names, _score,
+from .pulka_sheet import (History, balances_of, has_contract_columns, history_header, history_rows, shown_names, score_of,
                           derive_history, fmt_balance, fmt_num, players_of, written_writes)
 from .pulka_svg import render_svg
 
@@ -98,14 +98,14 @@ def pulka_sections(summary: Mapping[str, Any], names: Mapping[str, str] | None =
     an element of class ``pulka`` styled by :data:`PULKA_CSS`.
     """
     players = players_of(summary)
-    shown = _names(summary, names, players)
-    convention, balances = _balances(summary)
+    shown = shown_names(summary, names, players)
+    convention, balances = balances_of(summary)
     svg = render_svg(summary, names, history, rules, sheet_only=True)
     svg = svg.split("?>", 1)[1].strip() if svg.startswith("<?xml") else svg
     esc = html.escape
     deals = summary.get("deals") or []
     rows = []
-    for deal, row in zip(deals, _history_rows(summary, players, shown)):
+    for deal, row in zip(deals, history_rows(summary, players, shown)):
         cells = []
         for c, value in enumerate(row):
             klass = ' class="revoke"' if c == len(row) - 2 and deal.get("revoke") else ""
@@ -113,7 +113,7 @@ def pulka_sections(summary: Mapping[str, Any], names: Mapping[str, str] | None =
         klass = "" if deal.get("complete") else ' class="incomplete"'
         rows.append(f"<tr{klass}>{''.join(cells)}</tr>")
     header = "".join(f'<th scope="col">{esc(h)}</th>'
-                     for h in _history_header(players, shown, _contract_columns(summary)))
+                     for h in history_header(players, shown, has_contract_columns(summary)))
     pulka = summary.get("pulka") or {}
     settle_rows = []
     for p in players:
@@ -123,8 +123,8 @@ def pulka_sections(summary: Mapping[str, Any], names: Mapping[str, str] | None =
         whists = "<br>".join(f"{esc(shown[o])}&nbsp;{esc(fmt_num(v))}"
                              for o, v in (entry.get("whists") or {}).items() if o in shown)
         settle_rows.append(
-            f'<tr><th scope="row">{esc(shown[p])}</th><td>{esc(fmt_num(_score(entry, "gora")))}</td>'
-            f"<td>{esc(fmt_num(_score(entry, 'pulya')))}</td><td>{whists or '&#8212;'}</td>"
+            f'<tr><th scope="row">{esc(shown[p])}</th><td>{esc(fmt_num(score_of(entry, "gora")))}</td>'
+            f"<td>{esc(fmt_num(score_of(entry, 'pulya')))}</td><td>{whists or '&#8212;'}</td>"
             f'<td class="{klass}">{esc(fmt_balance(balance))}</td></tr>')
     complete = sum(1 for d in deals if d.get("complete"))
     return "\n".join([
@@ -174,7 +174,7 @@ def render_html(summary: Mapping[str, Any], names: Mapping[str, str] | None = No
     """A self-contained page (no external resources, works opened from a file): the same
     responsive pulka as the live page's ``/pulka``."""
     players = players_of(summary)
-    shown = _names(summary, names, players)
+    shown = shown_names(summary, names, players)
     esc = html.escape
     title = "Pulka: " + ", ".join(shown[p] for p in players)
     return "\n".join([

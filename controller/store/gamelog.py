@@ -58,7 +58,7 @@ from . import journal as jr
 from .files import DIR_MODE, fsync_dir, make_dir, open_append, open_fd, open_read, read_bounded, write_all, write_atomic
 from .replay import events_of_stream
 # The resume half of the session log; its names stay importable from here.
-from .repair import DAMAGED, LogRepair, SessionUnreadable, _group
+from .repair import DAMAGED, LogRepair, SessionUnreadable, event_lines
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 MAX_SESSION_FILE = 1 << 20      # a session's config.toml or deck.toml is read only up to this size
 
 __all__ = ["SessionLog", "SessionUnreadable", "write_atomic", "EVENTS", "CHECKPOINTS", "CONFIG",
-           "DECK", "SUMMARY", "DAMAGED"]
+           "DECK", "SUMMARY", "DAMAGED", "event_lines"]
 
 
 
@@ -310,7 +310,7 @@ class SessionLog(LogRepair):
         signals = list(signals)
         if checkpoint is not None and not isinstance(checkpoint, dict):
             checkpoint = checkpoints.encode(checkpoint)     # the tracker's BetweenDeals
-        self._queue(_group(event, signals),
+        self._queue(event_lines(event, signals),
                     sync=checkpoint is not None or any(s.kind in _SYNC_KINDS for s in signals))
         self.count += 1
         if checkpoint is not None:

@@ -45,13 +45,13 @@ class SessionUnreadable(LogError):
     """A session folder that cannot be resumed at all (its config, its events file)."""
 
 
-def _dumps(obj: dict) -> bytes:
+def json_line(obj: dict) -> bytes:
     return (json.dumps(obj, ensure_ascii=False, separators=(", ", ": ")) + "\n").encode("utf-8")
 
 
-def _group(event: TableEvent, signals: Iterable[Signal]) -> bytes:
+def event_lines(event: TableEvent, signals: Iterable[Signal]) -> bytes:
     """The lines one table event writes: the event, then its derived lines."""
-    return _dumps(event.to_dict()) + b"".join(_dumps(s.to_dict()) for s in signals)
+    return json_line(event.to_dict()) + b"".join(json_line(s.to_dict()) for s in signals)
 
 
 def _take_checkpoint(tracker: DealTracker) -> dict:
@@ -262,7 +262,7 @@ class LogRepair:
                     count, last_t = count + 1, event.t
                     sums.add(raw + b"\n")
                     pos = start + n
-                    owed = deque(_dumps(s.to_dict())[:-1] for s in signals)
+                    owed = deque(json_line(s.to_dict())[:-1] for s in signals)
                     if any(s.kind == "deal" for s in signals) and tracker.deal is None:
                         pending_cp = _take_checkpoint(tracker)
                     if len(journal) > JOURNAL_BATCH and not self._no_journal:
@@ -292,7 +292,7 @@ class LogRepair:
                 continue
             signals = tracker.feed(event)
             count, last_t = count + 1, event.t
-            data = _group(event, signals)
+            data = event_lines(event, signals)
             salvage.write(data)
             sums.add(data)
             pos += len(data)
