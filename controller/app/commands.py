@@ -27,11 +27,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .settings import load_settings, no_deck
 
     settings = load_settings(args.config)
-    if settings.backend == "hub" and not args.wait:
-        from .linkstate import check_hub_port
-        check_hub_port(settings.section("hub").port)
+    backends.preflight(settings, wait=args.wait)
     deck_file = settings.deck_file(args.deck)
-    if deck_file is None and settings.backend != "sim":      # every card would be an unknown tag
+    if deck_file is None and not backends.simulated(settings):      # every card would be an unknown tag
         raise no_deck(settings)
     deck = load_deck(deck_file)
     log_dir = Path(args.log_dir or settings.log_dir)
@@ -39,7 +37,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     def print_summary(summary: dict, path: Path) -> None:
         print_closed(summary, path, sys.stdout, settings.game.table.names)
 
-    ctx = backends.RunContext(settings, clock=None)
     interrupted: list[int] = []
     service: TableService | None = None
 
@@ -53,20 +50,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
-    try:
-        gpio = backends.module(backends.OUTPUTS["gpio"])
-        buttons = gpio.buttons(settings.section("gpio"), ctx)
+    with backends.open_pins(settings) as pins:
+        gpio = backends.section_module("gpio")
+        buttons = gpio.buttons(settings.section("gpio"), pins)
         service = TableService(settings, deck, log_dir, buttons=buttons, on_finished=print_summary)
-        ctx.service = service
         if interrupted:
             return 0
         service.take_lock()             # before --new closes anything: a refused start writes nothing
         if args.new:
             close_unfinished(log_dir, print_summary)
         session = service.open_session(new=args.new)
-        ctx.clock, ctx.deck, ctx.skip, ctx.session = service.clock, service.tracker.deck, service.replayed, \
-            session.folder.name
-        source = backends.reader(settings.backend).source(settings.readers, ctx)
+        ctx = backends.with_reader(backends.RunContext(
+            settings, clock=service.clock, pins=pins, deck=service.tracker.deck, skip=service.replayed,
+            session=session.folder.name, service=service))
         service.outputs = backends.build_outputs(ctx)
         from .analyst import Analyst        # each ended deal analysed in a child process
         service.outputs.append(Analyst(service.tracker.rules, service.tracker.players))
@@ -80,9 +76,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.info("session %s (%s readers)", session.folder, settings.backend)
         if "web" in settings.present:
             announce_page(settings, log_dir, service)
-        service.run(source)
-    finally:
-        ctx.close_pins()
+        service.run(ctx.source)
     if signal.SIGINT in interrupted:
         sys.stderr.write(f"preftable: stopped (Ctrl-C); the game log is in {session.folder}, "
                          "`preftable run` resumes it\n")

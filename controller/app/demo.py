@@ -30,12 +30,10 @@ from ..core.config import GameConfig, Table, load_game_config
 from ..core.errors import LinkError, PreftableError
 from ..core.events import PLACED, REMOVED, button
 from ..store.gamelog import CONFIG, DECK, EVENTS
-from .outputs import HubOutputs
+from . import backends
 from .service import TableService
-from .settings import Settings
+from .settings import settings_from_dict
 from .sim import BiddingSimulator, Noise, PageLine, TableSimulator, make_deck
-from .backends.display import DisplayConfig
-from .backends.hub import HubConfig, HubSource
 from .linkstate import link_state
 from .options import MIN_GAP_S, MIN_HUMAN_GAP_S
 from .screen import DIM, MISTAKE, TURN as TURN_STYLE, EnterConfirms, Screen
@@ -573,8 +571,8 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     # the stable symlink, not /dev/pts/N: once the emulator closes, the symlink goes with it, while
     # the pty's number is soon another terminal's, which a reconnecting link would write into
     path = emulator.link_path
-    settings = Settings(game=game, backend="hub",
-                        sections={"hub": HubConfig(port=path, zones=tuple(zones)), "display": DisplayConfig("hub")})
+    settings = settings_from_dict({"readers": {"backend": "hub"}, "hub": {"port": path, "zones": zones},
+                                   "display": {"kind": "hub"}}, game=game)
     service = TableService(settings, deck, log_dir)
     listen = web if web is not None else None if web_port is None else f"127.0.0.1:{web_port}"
     web = None
@@ -595,12 +593,12 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     session = service.open_session(new=True)
     if game.rules.bidding is True:
         service.tracker = demo_tracker(game, deck)      # reads the players' bidding tokens
-    source = HubSource(game, settings.section("hub"), service.clock,
-                       on_status=lambda message: service.set_link(
-                           "connected" if source.link.ready else "waiting", link_state(source.link, path)))
+    ctx = backends.with_reader(backends.RunContext(settings, clock=service.clock, deck=deck, stream=stream,
+                                                   session=session.folder.name, service=service))
+    source = ctx.source
     hint = "fix it, then press Enter to confirm" if keyboard is not None else "fix it, then press confirm"
-    view = LiveView(deals, stream, game.table.names, link=source.link, confirm_hint=hint)
-    service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
+    view = LiveView(deals, stream, game.table.names, link=ctx.link, confirm_hint=hint)
+    service.outputs = [view, *backends.build_outputs(ctx)]      # the hub's LEDs and display rows
     players = PacedPlayers(emulator, zones, deck, speed, enter=page_entry(service, zones)) \
         if whole_games(game, entry) else None
     follower = TableFollower(deck) if players is None else None

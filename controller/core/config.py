@@ -246,7 +246,8 @@ def parse_rules(raw: object, players: int) -> Rules:
         kw["prikup"] = check_choice(section["prikup"], "rules.prikup", PRIKUP_MODES)
     if "scoring" in section:
         kw["scoring"] = check_choice(section["scoring"], "rules.scoring", SCORING_MODES)
-        if kw["scoring"] == "whists" and players != 3:
+        # (PrefAndroid's Rostov raspasovka leaves the sitting-out dealer out: valid with 4)
+        if kw["scoring"] == "whists" and players != 3 and ("raspasovka_whists", "beyond_fewest") not in house:
             raise ConfigError('rules.scoring: "whists" is valid only with 3 players '
                               f"(table.players = {players})", "rules.scoring")
     if "whists_per_trick" in section:

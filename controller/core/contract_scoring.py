@@ -251,5 +251,5 @@ def _score_played(rules: Rules, deal: ContractDeal, w: Writes) -> tuple[Writes, 
     if len(deal.seats) == 4 and rules.consolation_to_dealer and deal.dealer not in active:
         consolers.append(deal.dealer)
     for seat in consolers:
-        w.add_whists(seat, deal.declarer, u * value * m)
+        w.add_whists(seat, deal.declarer, u * book.consolation(value) * m)
     return w, "failed"
