@@ -10,6 +10,7 @@ described in :mod:`controller.app.report`.
 from __future__ import annotations
 
 import math
+import textwrap
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
@@ -270,8 +271,23 @@ def _draw_history(svg: ET.Element, x: float, y: float, summary: Mapping[str, Any
     return bottom
 
 
+ANALYSIS_ROW_H = 15.0
+ANALYSIS_CHAR_W = 6.2           # the width of one character at 11 units, near enough to wrap by
+
+
+def analysis_rows(analysis: Mapping[Any, str], width: float) -> list[str]:
+    """The analysis lines as the sheet writes them under the history table: ``deal 3: ...``,
+    deal by deal, wrapped to the table's width."""
+    chars = max(20, int(width / ANALYSIS_CHAR_W))
+    rows: list[str] = []
+    for number, line in sorted((int(n), text) for n, text in analysis.items()):
+        rows += textwrap.wrap(f"deal {number}: {line}", chars)
+    return rows
+
+
 def render_svg(summary: Mapping[str, Any], names: Mapping[str, str] | None = None,
-               history: History | None = None, rules: Rules | None = None, *, sheet_only: bool = False) -> str:
+               history: History | None = None, rules: Rules | None = None, *, sheet_only: bool = False,
+               analysis: Mapping[Any, str] | None = None) -> str:
     """The paper pulka of ``summary`` with the deal history beside it, as an SVG document.
 
     ``history`` gives the running sums written ({player: {"gora": [1, 3, 6],
@@ -279,7 +295,8 @@ def render_svg(summary: Mapping[str, Any], names: Mapping[str, str] | None = Non
     from the deals with ``rules`` (RULES.md defaults if None) where that
     reproduces the pulka.  ``sheet_only`` draws just the sheet, cropped close
     (the HTML page, which has the title, settlement and deals as text, so the
-    picture stays legible on a 360 px phone).
+    picture stays legible on a 360 px phone).  ``analysis`` ({deal number: line}) lists each
+    deal's double-dummy analysis under the history table (docs/analysis.md).
     """
     players = players_of(summary)
     shown = shown_names(summary, names, players)
@@ -291,7 +308,9 @@ def render_svg(summary: Mapping[str, Any], names: Mapping[str, str] | None = Non
     helps = help_lines(summary, shown)
     width = TABLE_X + table_w + 30
     table_bottom = SHEET_Y + ROW_H * (n_deals + 1) + 40
-    height = max(SHEET_Y + SHEET_H + 110 + 18 * (len(helps) + bool(helps)), table_bottom + 20)
+    best = analysis_rows(analysis, table_w) if analysis and n_deals else []
+    height = max(SHEET_Y + SHEET_H + 110 + 18 * (len(helps) + bool(helps)),
+                 table_bottom + 20 + (ANALYSIS_ROW_H * (len(best) + 1) + 10 if best else 0))
 
     left, top = 0.0, 0.0
     if sheet_only:
@@ -329,7 +348,12 @@ def render_svg(summary: Mapping[str, Any], names: Mapping[str, str] | None = Non
             x=SHEET_X, y=SHEET_Y + SHEET_H + 104, font_weight="bold")
         for index, line in enumerate(helps):
             _el(group, "text", line, x=SHEET_X + 12, y=SHEET_Y + SHEET_H + 122 + 18 * index, class_="help")
-    _draw_history(svg, TABLE_X, SHEET_Y, summary, players, shown)
+    bottom = _draw_history(svg, TABLE_X, SHEET_Y, summary, players, shown)
+    if best:
+        group = _el(svg, "g", id="analysis", font_family=FONT, font_size=11, fill="#1a1a1a")
+        _el(group, "text", "Best play", x=TABLE_X, y=bottom + 34, font_size=14, font_weight="bold", fill="#1f3a68")
+        for index, row in enumerate(best):
+            _el(group, "text", row, x=TABLE_X, y=bottom + 34 + ANALYSIS_ROW_H * (index + 1), class_="analysis")
     ET.indent(svg)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(svg, encoding="unicode") + "\n"
 

@@ -207,7 +207,7 @@ def write_report(summary: Mapping[str, Any], out_dir: Path, names: Mapping[str, 
     paths = {"svg": out_dir / "pulka.svg", "html": out_dir / "pulka.html"}
     if history is None:
         history = derive_history(summary, rules)
-    svg = render_svg(summary, names, history)
+    svg = render_svg(summary, names, history, analysis=analysis)
     page = render_html(summary, names, history, rules, analysis)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)

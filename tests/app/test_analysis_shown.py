@@ -68,6 +68,23 @@ def test_preftable_report_writes_and_prints_the_lines_of_the_sessions_analysis(t
     assert f'<span class="deal">deal 1</span>: {result.line()}</li>' in page
 
 
+def test_the_pulka_sheet_lists_the_lines_under_its_history_wrapped_to_the_table(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    script, _, result = played_deal()
+    summary = script.tracker.report_summary()
+    paths = write_report(summary, tmp_path, analysis={1: result.line()})
+    svg = ET.parse(paths["svg"]).getroot()
+    ns = {"svg": "http://www.w3.org/2000/svg"}
+    group = svg.find(".//svg:g[@id='analysis']", ns)
+    rows = [t.text for t in group.findall("svg:text", ns)]
+    assert rows[0] == "Best play" and rows[1].startswith("deal 1: best play: ")
+    assert " ".join(row.strip() for row in rows[1:]) == f"deal 1: {result.line()}"
+    assert len(rows) > 2                              # this line is longer than the table is wide
+    bottom = max(float(t.get("y")) for t in group.findall("svg:text", ns))
+    assert bottom < float(svg.get("height"))          # the page is tall enough for them
+
+
 def test_the_text_lists_the_lines_in_deal_order():
     assert analysis_lines_text({10: "b", 2: "a"}) == "deal 2: a\ndeal 10: b\n"
     assert analysis_lines_text({}) == ""
