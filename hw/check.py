@@ -1,7 +1,7 @@
 """``preftable doctor --live``: a real table checked by hand, step by step (docs/hardware-test.md).
 
 :class:`LiveCheck` drives the readers and pins it is given and says, one
-:class:`Line` at a time, what it saw and -- for every failure -- what that
+:class:`Finding` at a time, what it saw and -- for every failure -- what that
 means on the bench.  A reader backend hands its readers over opened, as
 :class:`LiveReaders` (the readers, their clock, how each one says it answers);
 an RC522's answer is its VersionReg (:func:`rc522_identity`).  The steps, in order:
@@ -34,29 +34,16 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 from controller.core.errors import HardwareError
+from controller.core.findings import FAIL, OK, WARN, Finding
 
 from . import rc522_regs as regs
 from .scanner import PresenceTracker
 
 log = logging.getLogger(__name__)
 
-OK, WARN, FAIL = "ok", "warn", "FAIL"
 RATE_S = 1.0                   # how long each empty reader is polled for its rate
 COST_READS = 200               # VersionReg reads timed for the cost of one SPI transfer
 MIN_POLLS_PER_S = 50           # below this a table feels sluggish (a scan of 5 readers > 100 ms)
-
-
-@dataclass(frozen=True)
-class Line:
-    """One finding: what was seen, and what a failure means."""
-
-    level: str
-    text: str
-    meaning: str | None = None
-
-    def render(self) -> str:
-        head = f"{self.level:<4} {self.text}"
-        return f"{head} — means: {self.meaning}" if self.meaning and self.level != OK else head
 
 
 MEANINGS = {
@@ -142,7 +129,7 @@ class LiveCheck:
                  leds: Mapping[str, object] | None = None, buzzer: object | None = None,
                  buttons: Mapping[str, object] | None = None,
                  prompt: Callable[[str], None] = lambda text: None,
-                 emit: Callable[[Line], None] = lambda line: None, step_s: float = 30.0,
+                 emit: Callable[[Finding], None] = lambda line: None, step_s: float = 30.0,
                  identify: Callable[[object], tuple[str, str, str | None]] = rc522_identity,
                  cost: Callable[[object, Callable[[], float]], float] | None = measure_transfer_cost):
         self.readers = list(readers)
@@ -156,11 +143,11 @@ class LiveCheck:
         self.prompt = prompt
         self.emit = emit
         self.step_s = step_s
-        self.lines: list[Line] = []
+        self.lines: list[Finding] = []
         self.uid_lengths: set[int] = set()
 
-    def add(self, level: str, text: str, meaning: str | None = None) -> Line:
-        line = Line(level, text, meaning)
+    def add(self, level: str, text: str, meaning: str | None = None) -> Finding:
+        line = Finding(level, text, meaning=meaning)
         self.lines.append(line)
         log.debug("%s", line.render())
         self.emit(line)
@@ -170,7 +157,7 @@ class LiveCheck:
     def failed(self) -> bool:
         return any(line.level == FAIL for line in self.lines)
 
-    def run(self) -> list[Line]:
+    def run(self) -> list[Finding]:
         working = self.check_versions()
         if working:
             self.check_rates(working)
@@ -351,5 +338,5 @@ class LiveCheck:
                          MEANINGS["button"])
 
 
-__all__ = ["LiveCheck", "LiveReaders", "RealTime", "Line", "MEANINGS", "OK", "WARN", "FAIL",
+__all__ = ["LiveCheck", "LiveReaders", "RealTime", "Finding", "MEANINGS", "OK", "WARN", "FAIL",
            "measure_transfer_cost", "rc522_identity"]

@@ -163,9 +163,10 @@ def add_run(sub) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from ..core.errors import LogError
+    from ..store.analyses import AnalysisFile
     from ..store.gamelog import SessionLog
     from .report import write_report
-    from .textview import settlement_text
+    from .textview import analysis_lines_text, settlement_text
 
     folder = Path(args.session_dir)
     if not (folder / "events.jsonl").is_file():
@@ -175,8 +176,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     tracker, _ = session.replay(game)
     summary = tracker.report_summary()
     out_dir = Path(args.output) if args.output else folder
-    paths = write_report(summary, out_dir, names=dict(game.table.names), rules=game.rules)
+    analysis = AnalysisFile(folder).lines()       # each deal's line, when the table analysed them
+    paths = write_report(summary, out_dir, names=dict(game.table.names), rules=game.rules, analysis=analysis)
     sys.stdout.write(settlement_text(summary["settlement"], game.table.names))
+    sys.stdout.write(analysis_lines_text(analysis))
     for kind, path in paths.items():
         sys.stdout.write(f"{kind}: {path}\n")
     return 0

@@ -18,12 +18,8 @@ from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
 from .config import Rules
+from .events import GAMES, MISERE            # the games, low to high (seed 003)
 from .scoring import Writes
-
-MISERE = "misere"
-STRAINS = ("s", "c", "d", "h", "n")                 # low to high (seed 003)
-LEVELS = (6, 7, 8, 9, 10)
-GAMES = tuple(f"{level}{strain}" for level in LEVELS for strain in STRAINS)
 
 ENDINGS = ("played", "passed", "half_whist", "ten_unwhisted")
 OUTCOMES = ("made", "failed", "passed", "half_whist", "ten_unwhisted")

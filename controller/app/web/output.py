@@ -21,6 +21,7 @@ from typing import Callable
 
 from ...core.config import Rules
 from ...core.events import TableEvent
+from ...store.analyses import AnalysisLines
 from .config import WebConfig, WebError
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ class WebOutput:
         self.rules = rules
         self.server = None
         self.failed: str | None = None
-        self._analysis_seen: tuple = (None, -1, {})
+        self._analysis_lines = AnalysisLines()
         self._published: tuple = ({}, None)             # the last state published, its session folder
 
     def start(self):
@@ -99,16 +100,7 @@ class WebOutput:
     def _analysis(self, folder: Path) -> dict[str, str]:
         """The session's analysis lines by deal number (docs/analysis.md), read again only
         when its analysis.jsonl grew."""
-        from ...store.analyses import AnalysisFile
-
-        store = AnalysisFile(folder)
-        try:
-            size = store.path.stat().st_size
-        except OSError:
-            return {}
-        if self._analysis_seen[:2] != (folder, size):
-            self._analysis_seen = (folder, size, {str(n): line for n, line in store.lines().items()})
-        return self._analysis_seen[2]
+        return {str(n): line for n, line in self._analysis_lines.of(folder).items()}
 
     def tick(self, now: float) -> None:
         # a deal's analysis is written after its last event: shown when written, not at the next card
