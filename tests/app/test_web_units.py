@@ -301,6 +301,7 @@ def test_demo_web_serves_the_page_and_a_taken_port_is_one_line_and_status_2(tmp_
     from pathlib import Path
 
     from controller.app.demo import run_demo
+    from controller.core.clock import VirtualClock
     from controller.core.config import GameConfig
 
     root = Path(__file__).resolve().parents[2]
@@ -320,7 +321,8 @@ def test_demo_web_serves_the_page_and_a_taken_port_is_one_line_and_status_2(tmp_
                     capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "0-65535, got 70000" in run.stderr and "Traceback" not in run.stderr
     out = io.StringIO()
-    result = run_demo(deals=1, speed=8, seed=3, log_dir=tmp_path / "b", game=GameConfig(), stream=out, web_port=0)
+    result = run_demo(deals=1, speed=8, seed=3, log_dir=tmp_path / "b", game=GameConfig(), stream=out, web_port=0,
+                      clock=VirtualClock())
     assert "the live table page: http://127.0.0.1:" in out.getvalue() and "PIN " in out.getvalue()
     assert len(result["summary"]["deals"]) >= 1
 
