@@ -10,6 +10,10 @@ At the end: the pulka, the settlement, and the paths of the files written.
 simulated players of :class:`~controller.app.sim.BiddingSimulator` bid, declare and
 whist by laying their bidding tokens (the demo deck's ``[bids]`` table, one set per
 seat) on their own readers, and play contracts, misères and raspasovkas.
+
+The players pause and wait on the clock the demo is given (``preftable demo``: real time);
+on a :class:`~controller.core.clock.VirtualClock` the emulated hub runs on it too and the
+whole demo runs as fast as the code does (:mod:`controller.app.demo_players`).
 """
 
 from __future__ import annotations

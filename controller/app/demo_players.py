@@ -96,9 +96,9 @@ class TableTime:
             if changed is not None:
                 with changed:
                     return changed.wait_for(ready, timeout=None if limit == math.inf else limit)
-            deadline = time.monotonic() + limit
+            deadline = self.clock() + limit
             while not ready():
-                if time.monotonic() >= deadline:
+                if self.clock() >= deadline:
                     return False
                 time.sleep(LOOK_S)
             return True
