@@ -35,7 +35,7 @@ from ..core.config import GameConfig, Table, load_game_config
 from ..core.errors import LinkError, PreftableError
 from ..core.events import button
 from ..store.gamelog import CONFIG, DECK, EVENTS
-from .outputs import HubOutputs
+from .outputs import HubOutputs, Output
 from .service import TableService
 from .settings import Settings
 from .sim import BiddingSimulator, Noise, TableSimulator, make_deck
@@ -274,7 +274,7 @@ def demo_tracker(game: GameConfig, deck):
 def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameConfig,
              stream: TextIO, timeout: float | None = None, keyboard: TextIO | None = None,
              web_port: int | None = None, web: str | None = None, entry: str = "tokens",
-             clock: Clock = time.monotonic, outputs: Sequence = ()) -> dict:
+             clock: Clock = time.monotonic, outputs: Sequence[Output] = ()) -> dict:
     """Play ``deals`` simulated deals through the emulated hub; return paths and the summary.
 
     ``clock``: the time the players pace themselves on and every limit counts on (real
