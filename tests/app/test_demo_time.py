@@ -73,3 +73,6 @@ def test_a_wait_on_real_time_ends_when_what_it_waits_for_is_notified():
     assert pace.wait(lambda: bool(done), limit=60, changed=changed) is True
     assert pace.wait(lambda: bool(done), limit=60) is True     # without a condition: looked at
     assert pace.wait(lambda: False, limit=0.05) is False
+    stop = threading.Event()
+    stop.set()
+    assert pace.pause(60, stop) is True                        # a stopped demo's players pause no more
