@@ -2,10 +2,11 @@
 the analysis line (docs/analysis.md) while the next deal is played: in a real browser at a
 phone's size (390x844), Debian's Chromium driven by Playwright.
 
-The demo plays seed 1 at its default speed: its first deal is a contract played out to the
-tenth trick (so it is analysed), and the second keeps the table and its page up while the
-analysis is made in its child process; the line is in the deal's card, opened as a player
-opens it.  With ``PREFTABLE_SCREENS`` set (a folder), the
+The demo plays seed 1 on a virtual clock: its first deal is a contract played out to the
+tenth trick (so it is analysed); at deal 2's first event the table is held (an inline
+output waits, as a slow LED would) until the test has seen the page, so the page stays up
+while the analysis is made in its child process, on real time; the line is in the deal's
+card, opened as a player opens it.  With ``PREFTABLE_SCREENS`` set (a folder), the
 History is saved there as ``analysis-history.png``.
 """
 
@@ -25,6 +26,7 @@ from web_table import CHROMIUM, browser_context
 
 from controller.app.demo import run_demo
 from controller.app.options import DEFAULT_SPEED
+from controller.core.clock import VirtualClock
 from controller.core.config import GameConfig
 
 pytestmark = [pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
@@ -52,6 +54,34 @@ class Written(io.StringIO):
             return self.getvalue()
 
 
+class HoldAtSecondDeal:
+    """An inline output: the first event after deal 1 ended waits until the test lets go."""
+
+    name, inline = "hold", True
+
+    def __init__(self):
+        self.go = threading.Event()
+        self.held = threading.Event()
+        self.ended = None
+
+    def receive(self, item) -> None:
+        # not on the item that ends deal 1 (an inline output is called before the page's
+        # mailbox gets it), on the next event
+        if item.event is None or not item.snapshot.deals or self.held.is_set():
+            return
+        if self.ended is None:
+            self.ended = item
+            return
+        self.held.set()
+        self.go.wait(240)
+
+    def tick(self, now: float) -> None:
+        pass
+
+    def close(self) -> None:
+        self.go.set()
+
+
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     yield from browser_context(tmp_path_factory)
@@ -60,11 +90,13 @@ def browser(tmp_path_factory):
 def test_the_demo_analyses_each_deal_and_the_history_shows_its_line(browser, tmp_path):
     out = Written()
     result: dict = {}
+    hold = HoldAtSecondDeal()
 
     def play() -> None:
         try:
             result.update(run_demo(deals=DEALS, speed=DEFAULT_SPEED, seed=SEED, log_dir=tmp_path, game=GameConfig(),
-                                   stream=out, web_port=0, entry="page"))
+                                   stream=out, web_port=0, entry="page",
+                                   clock=VirtualClock(), outputs=[hold]))
         except BaseException as exc:     # noqa: BLE001 - handed to the test's thread, which fails with it
             result["error"] = exc
 
@@ -86,6 +118,7 @@ def test_the_demo_analyses_each_deal_and_the_history_shows_its_line(browser, tmp
         if screens:
             page.screenshot(path=str(Path(screens) / "analysis-history.png"), full_page=True)
     finally:
+        hold.go.set()
         page.close()
         demo.join(300)
     assert "error" not in result, result.get("error")
