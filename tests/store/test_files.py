@@ -186,12 +186,22 @@ def _read_until(proc, needle: str) -> list[str]:
     return said
 
 
-def test_a_full_disk_at_start_is_no_crash_loop(small_disk, sim_cfg):
+@pytest.fixture
+def quick_sim_cfg(tmp_path):
+    """The simulated table at 100 times a table's pace: a filled disk still takes the
+    lines of the events file's last page (a page's slack), some forty cards, before a
+    write fails; at a table's pace that is ten seconds of waiting for nothing."""
+    cfg = tmp_path / "quick.toml"
+    cfg.write_text('[readers]\nbackend = "sim"\n[sim]\nseed = 3\nspeed = 100\n[display]\nkind = "none"\n')
+    return cfg
+
+
+def test_a_full_disk_at_start_is_no_crash_loop(small_disk, quick_sim_cfg):
     logs = small_disk / "logs"
     new_session(logs, 1)
     filler = _fill(small_disk)
     for restart in range(2):                # every restart starts, says why, and goes on
-        proc = _run_until_ready(sim_cfg, logs)
+        proc = _run_until_ready(quick_sim_cfg, logs)
         said = _read_until(proc, "disk is full")            # the simulated table laid a card
         proc.send_signal(signal.SIGTERM)    # stopped while full: it waits for space, keeping the lines
         said += _read_until(proc, "wait for space")
