@@ -709,14 +709,35 @@ def test_usb_transport_over_pipes():
 
     from firmware_bridge.firmware.transport import UsbTransport
 
+    import select
+
+    class Poller:
+        """The ``select`` module, recording how long each poll of the port was asked to wait."""
+        POLLIN, POLLOUT = select.POLLIN, select.POLLOUT
+
+        def __init__(self):
+            self.waits = []
+
+        def poll(self):
+            real, waits = select.poll(), self.waits
+
+            class Poll:
+                register = real.register
+
+                def poll(self, ms=None):
+                    waits.append(ms)
+                    return real.poll(ms)
+            return Poll()
+
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     with os.fdopen(in_r, "rb", buffering=0) as stdin, os.fdopen(out_w, "wb", buffering=0) as stdout:
-        transport = UsbTransport(stdin, stdout)
+        poller = Poller()
+        transport = UsbTransport(stdin, stdout, poller=poller)
         assert transport.read() == b""
-        t0 = time.monotonic()
-        transport.wait(30)
-        assert time.monotonic() - t0 >= 0.02
+        del poller.waits[:]
+        transport.wait(30)              # nothing queued, nothing arrives: one poll that waits 30 ms
+        assert poller.waits == [30]
         os.write(in_w, b"$1 SNAP*ABCD\n")
         transport.wait(1000)
         assert transport.read() == b"$1 SNAP*ABCD\n"
