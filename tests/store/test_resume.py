@@ -127,22 +127,23 @@ def _run_until_ready(cfg, logs, env_extra=None):
     import socket
     import tempfile
 
-    sock_dir = tempfile.mkdtemp()
-    sock_path = os.path.join(sock_dir, "notify")
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    server.bind(sock_path)
-    server.settimeout(60)
-    env = dict(NOTIFY_SOCKET=sock_path, WATCHDOG_USEC="", **(env_extra or {}))
-    # forked from the test process: a real service process without an interpreter start
-    proc = fork_main(["run", "--config", cfg, "--log-dir", logs], env=env, stderr=subprocess.PIPE)
-    try:
-        while "READY=1" not in server.recv(4096).decode():
-            pass
-    except TimeoutError:
-        proc.kill()
-        raise AssertionError(proc.communicate()[1])
-    finally:
-        server.close()
+    # a short folder of its own (a socket's path has room for 107 bytes), gone once READY came
+    with tempfile.TemporaryDirectory(prefix="notify-") as sock_dir:
+        sock_path = os.path.join(sock_dir, "notify")
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        server.bind(sock_path)
+        server.settimeout(60)
+        env = dict(NOTIFY_SOCKET=sock_path, WATCHDOG_USEC="", **(env_extra or {}))
+        # forked from the test process: a real service process without an interpreter start
+        proc = fork_main(["run", "--config", cfg, "--log-dir", logs], env=env, stderr=subprocess.PIPE)
+        try:
+            while "READY=1" not in server.recv(4096).decode():
+                pass
+        except TimeoutError:
+            proc.kill()
+            raise AssertionError(proc.communicate()[1])
+        finally:
+            server.close()
     return proc
 
 
