@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from conftest import fork_main, run as run_child
+from conftest import cli, fork_main, run as run_child
 from controller.store.gamelog import SessionLog
 
-from played import (GAME, ROOT, consistent, events, new_session, preftable, store_warnings,
+from played import (GAME, ROOT, consistent, events, new_session, store_warnings,
                     table_lines)
 
 BIG_T = "1" + "0" * 400
@@ -88,7 +88,7 @@ def test_replay_skips_a_401_digit_t_with_one_line(tmp_path):
     path = tmp_path / "e.jsonl"
     path.write_text('{"t": %s, "zone": "prikup", "event": "placed", "card": "7s"}\n'
                     '{"t": 1.0, "zone": "prikup", "event": "placed", "card": "8s"}\n' % BIG_T)
-    res = preftable("replay", path, "--json")
+    res = cli(["replay", path, "--json"])
     assert res.returncode == 0, res.stderr
     assert res.stderr.count("\n") == 1 and ":1: skipped" in res.stderr and "Traceback" not in res.stderr
     (deal,) = json.loads(res.stdout)["deals"]          # the valid second line still counts
@@ -107,7 +107,7 @@ def test_hub_emulator_script_skips_a_401_digit_t(tmp_path):
 def test_settle_refuses_a_4000_digit_number_with_one_line(tmp_path):
     path = tmp_path / "pulka.json"
     path.write_text(json.dumps({"seat1": {"gora": int("9" * 4000)}, "seat2": {}, "seat3": {}}))
-    res = preftable("settle", path, "--json")
+    res = cli(["settle", path, "--json"])
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "seat1.gora" in res.stderr and "Traceback" not in res.stderr
 
@@ -117,7 +117,7 @@ def test_a_4000_digit_price_is_refused_at_start_up(tmp_path):
     cfg.write_text("[rules]\nprogression = [%s]\n" % ("9" * 4000))
     ev = tmp_path / "e.jsonl"
     ev.write_text("".join(e.to_json() + "\n" for e in events(1)))
-    res = preftable("replay", ev, "--config", cfg)
+    res = cli(["replay", ev, "--config", cfg])
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "rules.progression" in res.stderr
 
