@@ -252,21 +252,31 @@ def test_reboot_new_boot_id_seq_zero_tags_kept(hub):
     assert not any(f.verb in ("SEEN", "GONE") for f in later)      # nothing invented
 
 
-def test_silence(hub):
-    emu, host = hub
-    host.wait(lambda f: f.verb == "HB")
-    emu.go_silent(60)                              # ended below: no race with its end
-    assert emu.silent
-    host.pump()
-    n = len(host.frames)
-    host.send("HELLO", 1)                          # a hung hub answers nothing
-    time.sleep(0.35)                               # STATE every 100 ms, HB every 200 ms, if it spoke
-    host.pump()
-    assert len(host.frames) == n
-    emu.clear_faults()                             # the hang ends
-    assert not emu.silent
-    host.cursor = n
-    assert host.wait(lambda f: f.verb == "STATE", 1.0)
+def test_silence():
+    """A hung hub sends nothing however long it hangs (its clock and the silence's are the
+    test's), and speaks again once the hang ends."""
+    emu = HubEmulator(readers=4, poll_ms=10, absent_ms=60, hb_ms=200, state_ms=100, realtime=False,
+                      clock=VirtualClock())
+    emu.open_pty()
+    host = Host(emu.link_path)
+    try:
+        emu.advance(200)
+        assert host.wait(lambda f: f.verb == "HB")
+        emu.go_silent(60)                          # ended below: no race with its end
+        assert emu.silent
+        host.pump()
+        n = len(host.frames)
+        emu.advance(350)                           # STATE every 100 ms, HB every 200 ms, if it spoke
+        emu.clear_faults()                         # the hang ends
+        assert not emu.silent
+        host.send("HELLO", 1)                      # answered before anything else it sends now
+        assert host.wait(lambda f: f.verb == "HELLO")
+        assert [f.verb for f in host.frames[n:]] == ["HELLO"]
+        emu.advance(100)
+        assert host.wait(lambda f: f.verb == "STATE", 1.0)
+    finally:
+        host.close()
+        emu.close()
 
 
 def test_unplug_and_replug(hub):
