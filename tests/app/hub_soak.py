@@ -42,6 +42,15 @@ from dataclasses import dataclass, field
 from multiprocessing.sharedctypes import RawValue
 from pathlib import Path
 
+# what ``preftable run`` imports, imported once here: each forked start of the service (two a
+# session) then begins with it instead of importing it again
+import controller.app.analyst  # noqa: F401
+import controller.app.backends.display  # noqa: F401
+import controller.app.backends.gpio  # noqa: F401
+import controller.app.backends.hub  # noqa: F401
+import controller.app.commands  # noqa: F401
+import controller.app.outputs  # noqa: F401
+import controller.app.screen  # noqa: F401
 from controller.app.sim import Noise, TableSimulator, make_deck
 from controller.core.clock import VirtualClock
 from controller.core.config import GameConfig
