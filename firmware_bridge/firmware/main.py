@@ -23,8 +23,9 @@ PINS = {
 }
 
 
-def build(machine, rp2, transport, config=None):
-    """The :class:`Hub` wired as ``PINS`` (updated with ``config``) says."""
+def build(machine, rp2, transport, config=None, clock=None):
+    """The :class:`Hub` wired as ``PINS`` (updated with ``config``) says; ``clock`` (a
+    ``ticks_ms``) is the board's unless a test passes its own."""
     pins = dict(PINS)
     if config:
         pins.update(config)
@@ -40,11 +41,12 @@ def build(machine, rp2, transport, config=None):
     if pins["led_count"]:
         leds = Ws2812Chain(rp2, Pin(pins["led_pin"], Pin.OUT), pins["led_count"])
     buzzer = Buzzer(machine.PWM(Pin(pins["buzzer"])), pins["buzzer_freq"])
+    timing = {} if clock is None else {"clock": clock}
     return Hub(readers, transport, leds=leds, display=display, buzzer=buzzer,
-               boot_id=make_boot_id(machine.unique_id()))
+               boot_id=make_boot_id(machine.unique_id()), **timing)
 
 
-def main(machine=None, rp2=None, transport=None, stop=None, config=None):
+def main(machine=None, rp2=None, transport=None, stop=None, config=None, clock=None):
     """Run the hub until ``stop()`` is true (never, on a Pico).
 
     A watchdog (``watchdog_ms``) reboots a hung board; on the board itself
@@ -62,7 +64,7 @@ def main(machine=None, rp2=None, transport=None, stop=None, config=None):
         from .transport import UsbTransport
         micropython.kbd_intr(-1)     # a stray 0x03 from the host must not stop the firmware
         transport = UsbTransport()
-    hub = build(machine, rp2, transport, config)
+    hub = build(machine, rp2, transport, config, clock)
     timeout = (config or {}).get("watchdog_ms", PINS["watchdog_ms"])
     feed = machine.WDT(timeout=timeout).feed if timeout else None
     try:

@@ -26,11 +26,14 @@ class FirmwareError(RuntimeError):
 
 
 class FirmwareRunner:
-    """The firmware on ``board`` (a new :class:`Board` if None) with ``config`` overriding ``main.PINS``."""
+    """The firmware on ``board`` (a new :class:`Board` if None) with ``config`` overriding
+    ``main.PINS``; ``clock`` (milliseconds, a ``ticks_ms``) is the firmware's own clock, the
+    real one unless a test moves its own."""
 
-    def __init__(self, board=None, config=None):
+    def __init__(self, board=None, config=None, clock=None):
         self.board = board if board is not None else Board()
         self.config = config
+        self.clock = clock
         self.modules = self.board.modules()
         self.port = None          # path of the pty end the host opens
         self.error = None
@@ -53,7 +56,7 @@ class FirmwareRunner:
             try:
                 firmware_main.main(machine=self.modules["machine"], rp2=self.modules["rp2"],
                                    transport=self.transport, stop=self._stopping,
-                                   config=self.config)
+                                   config=self.config, clock=self.clock)
             except BaseException as exc:  # recorded and re-raised by stop()
                 log.exception("firmware died")
                 self.error = exc

@@ -11,12 +11,15 @@ on the table, a silence the host must notice, an unplug and replug, and a
 SIGKILL of the service followed by a restart on the same log dir.
 
 Nothing waits on time, and both ends run on virtual time.  The firmware's clock moves
-only by hand (``realtime=False``): ``HUB_STEP_MS`` at each look the harness takes at
-the log, so its HBs and STATEs come as often as the harness looks, and a restarted hub
-is past its first scans within a few looks.  The service's link reads a
-:class:`SharedClock` the harness moves ``POLL`` at each look (so its reply timeouts
-run, and no HB timeout can fire while the harness looks: the hub's HBs come ten times
-as often in that time) and past the HB timeout at once for a silence.
+only by hand (``realtime=False``): ``HUB_STEP_MS`` at each tick of the harness, so its
+HBs and STATEs come as often as the harness ticks, and a restarted hub is past its first
+scans within a few ticks.  The service's link reads a :class:`SharedClock` the harness
+moves ``POLL`` at each tick (so its reply timeouts run, and no HB timeout can fire while
+the harness ticks: the hub's HBs come ten times as often in that time) and past the HB
+timeout at once for a silence.  The harness looks at the log every ``LOOK`` (a card
+logged is seen a millisecond later, not ten) but ticks at most once every ``POLL`` of
+real time: a service the machine's load holds up for a while sees as little virtual time
+pass as it would with a look per tick -- the soak's clocks never outrun the process.
 Every card is reported by the firmware at once, in
 play order (``HubEmulator.flip`` runs its polls on its own clock, so each edge
 has a later ``edge_ms`` than the one before); a card stays on its reader until
@@ -34,10 +37,20 @@ import random
 import signal
 import socket
 import string
+import time
 from dataclasses import dataclass, field
 from multiprocessing.sharedctypes import RawValue
 from pathlib import Path
 
+# what ``preftable run`` imports, imported once here: each forked start of the service (two a
+# session) then begins with it instead of importing it again
+import controller.app.analyst  # noqa: F401
+import controller.app.backends.display  # noqa: F401
+import controller.app.backends.gpio  # noqa: F401
+import controller.app.backends.hub  # noqa: F401
+import controller.app.commands  # noqa: F401
+import controller.app.outputs  # noqa: F401
+import controller.app.screen  # noqa: F401
 from controller.app.sim import Noise, TableSimulator, make_deck
 from controller.core.clock import VirtualClock
 from controller.core.config import GameConfig
@@ -53,8 +66,9 @@ GAME = GameConfig()
 ZONES = ("seat1", "seat2", "seat3", "prikup")          # reader i is ZONES[i] (the hub backend's default)
 READER = {zone: i for i, zone in enumerate(ZONES)}
 HANG = 60.0          # s: a wait that takes this long is a hang (a lost card), never a slow machine
-POLL = 0.01          # s between two looks at the game log (and the link's virtual time for each)
-HUB_STEP_MS = 100    # the firmware's time for each look
+LOOK = 0.001         # s between two looks at the game log
+POLL = 0.01          # s of the link's virtual time per tick of the harness (at most one a POLL of real time)
+HUB_STEP_MS = 100    # the firmware's time for each tick
 LINE_FAULTS = ("drop", "corrupt", "garbage")
 EDGES = ("SEEN", "GONE")
 NO_DEVICE = "no such device"     # firmware_bridge.link.describe_open_error, once per outage
@@ -156,8 +170,12 @@ def _moves_with_cards_lying(events: list[TableEvent]) -> list[int]:
 class SoakTable:
     """One soak session: the emulated hub, the service, and the players' hands on the readers."""
 
-    def __init__(self, tmp: Path, seed: int, deals: int, silence: bool):
+    def __init__(self, tmp: Path, seed: int, deals: int, silence: bool, analysed: bool = True):
+        """``analysed``: the service's analyst runs (each ended deal's double-dummy search, in a
+        process of its own); else its outputs are the table's only -- the search costs a second
+        or so of CPU a deal, twice the rest of a session, and what the soak checks is the log."""
         self.tmp = tmp
+        self.analysed = analysed
         self.rng = random.Random(seed)
         self.deck, self.events, self.plays, self.clean = deals_of(seed, deals)
         self.faults = choose_faults(self.rng, self.events, silence)
@@ -178,17 +196,25 @@ class SoakTable:
         self.link_clock = SharedClock()
         self.guesses_confirmed = 0
         self.evidence = Evidence(boots=[self.emu.boot_id])
+        self._log_sizes: tuple = ()
+        self._log_facts = self._read_log([])
+        self._ticked = time.monotonic()          # when the clocks last moved (see LOOK)
 
     # ------------------------------------------------------------------ the service
 
     def start(self) -> None:
-        """``preftable run`` on the log dir, its terminal ours, its link on our clock; back
-        once it has told systemd READY=1 (its session is open)."""
-        clock = self.link_clock
+        """``preftable run`` on the log dir, its terminal ours, its link on our clock (and its
+        analyst off unless ``analysed``); back once it has told systemd READY=1 (its session
+        is open)."""
+        clock, analysed = self.link_clock, self.analysed
         sock_path = str(self.tmp / f"notify{self.evidence.starts}")
 
-        def on_the_harness_clock() -> None:        # in the child, before the CLI starts
+        def in_the_service() -> None:              # in the child, before the CLI starts
             HubLink.__init__.__kwdefaults__["monotonic"] = clock
+            os.setpgid(0, 0)                       # its own group, as its own cgroup under systemd
+            if not analysed:
+                from controller.app.analyst import Analyst
+                Analyst.receive = lambda self, item: None   # hands no deal to a search
 
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as server:
             server.bind(sock_path)
@@ -197,7 +223,7 @@ class SoakTable:
             try:
                 self.proc = fork_main(["run", "--config", self.cfg, "--log-dir", self.logs, "--deck",
                                        self.deck_path], stdin=self.terminal, stderr=err,
-                                      env={"NOTIFY_SOCKET": sock_path}, before=on_the_harness_clock)
+                                      env={"NOTIFY_SOCKET": sock_path}, before=in_the_service)
             finally:
                 os.close(err)
             while "READY=1" not in server.recv(4096).decode():
@@ -211,7 +237,7 @@ class SoakTable:
 
     def close(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
+            os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
         self.emu.close()
         os.close(self.keys)
@@ -226,11 +252,22 @@ class SoakTable:
 
     # ------------------------------------------------------------------ facts
 
-    def logged(self) -> tuple[int, dict[str, str | None]]:
-        """From the game log: the plays so far, and each zone's tag as its last event left it."""
+    def _log(self) -> tuple[tuple[int, dict[str, str | None]], tuple[int, bool]]:
+        """:meth:`logged` and :meth:`guesses`, read again only when a log file has grown
+        (the harness looks every millisecond)."""
+        paths = sorted(self.logs.glob("*/events.jsonl"))
+        sizes = tuple((path, path.stat().st_size) for path in paths)
+        if sizes != self._log_sizes:
+            self._log_sizes = sizes
+            self._log_facts = self._read_log(paths)
+        return self._log_facts
+
+    @staticmethod
+    def _read_log(paths) -> tuple[tuple[int, dict[str, str | None]], tuple[int, bool]]:
         plays = 0
         picture: dict[str, str | None] = dict.fromkeys(ZONES)
-        for path in self.logs.glob("*/events.jsonl"):
+        count, waiting = 0, False
+        for path in paths:
             for line in path.read_text(errors="replace").splitlines():
                 try:
                     obj = json.loads(line)
@@ -243,24 +280,21 @@ class SoakTable:
                         picture[obj["zone"]] = obj.get("uid")
                     elif picture[obj["zone"]] == obj.get("uid"):
                         picture[obj["zone"]] = None
-        return plays, picture
+                if obj.get("kind") == "mistake" and "order_guessed" in (obj.get("type"), obj.get("mistake")):
+                    count, waiting = count + 1, True
+                elif obj.get("event") == "button" and obj.get("button") == "confirm":
+                    waiting = False
+        return (plays, picture), (count, waiting)
+
+    def logged(self) -> tuple[int, dict[str, str | None]]:
+        """From the game log: the plays so far, and each zone's tag as its last event left it."""
+        return self._log()[0]
 
     def guesses(self) -> tuple[int, bool]:
         """From the game log: the ``order_guessed`` mistakes so far, and whether the last of
         them still waits for a confirm (PROTOCOL.md: the table "waits for confirm before it
         counts the trick")."""
-        count, waiting = 0, False
-        for path in self.logs.glob("*/events.jsonl"):
-            for line in path.read_text(errors="replace").splitlines():
-                try:
-                    obj = json.loads(line)
-                except ValueError:
-                    continue
-                if obj.get("kind") == "mistake" and "order_guessed" in (obj.get("type"), obj.get("mistake")):
-                    count, waiting = count + 1, True
-                elif obj.get("event") == "button" and obj.get("button") == "confirm":
-                    waiting = False
-        return count, waiting
+        return self._log()[1]
 
     def confirm_if_asked(self) -> None:
         """A player looks at the trick and presses confirm, once for each guess shown."""
@@ -281,13 +315,15 @@ class SoakTable:
             if self.proc.poll() is not None:
                 raise AssertionError(f"the service exited ({self.proc.returncode}) while waiting for "
                                      f"{what}\n{self.stderr()[-3000:]}")
-            self.link_clock.advance(POLL)          # the link's replies time out as time passes
-            if not self.emu.silent:                # a hung hub does nothing
-                self.emu.advance(HUB_STEP_MS)
+            if time.monotonic() - self._ticked >= POLL:    # pacing only: never measured
+                self._ticked = time.monotonic()
+                self.link_clock.advance(POLL)      # the link's replies time out as time passes
+                if not self.emu.silent:            # a hung hub does nothing
+                    self.emu.advance(HUB_STEP_MS)
             return False
 
         try:
-            wait_until(looked, what, HANG, interval=POLL)
+            wait_until(looked, what, HANG, interval=LOOK)
         except AssertionError as exc:
             if "never happened" not in str(exc):
                 raise
@@ -373,7 +409,10 @@ class SoakTable:
             self.wait_connected(connects)
             self.evidence.boots.append(emu.boot_id)
         elif fault.kind == "sigkill":
-            self.proc.kill()
+            # systemd's SIGKILL (its stop timeout ran out) goes to the unit's whole cgroup: the
+            # service and the analysis worker it spawned (a worker left alive would fail to
+            # start with a traceback once its parent is gone)
+            os.killpg(self.proc.pid, signal.SIGKILL)
             self.evidence.kills.append(self.proc.wait())
             self.lay_while_down(i)
             connects = self.said(CONNECTED)

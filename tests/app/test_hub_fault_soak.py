@@ -5,7 +5,9 @@ emulated hub's readers while ``preftable run`` reads it over a pty; the seed
 chooses the faults (:mod:`hub_soak`): 1-4 frames in a row dropped or
 corrupted, garbage, a hub reboot mid-trick, an unplug, a SIGKILL and restart
 on the same log dir (with cards laid while the service is down), and in every
-fourth session a silence the host must time out on.  The game log must replay
+fourth session a silence the host must time out on; every fifth session's service
+also analyses its deals (the double-dummy search beside the table loop; the others
+leave it out, it costs more CPU than the rest of a session).  The game log must replay
 to exactly the summary a tracker fed the same table events directly gives:
 nothing lost, nothing invented, no card out of its order (PROTOCOL.md
 "Keeping the host's view true", FORMATS.md).
@@ -26,7 +28,7 @@ DEALS = 2
 @pytest.fixture
 def table(tmp_path, request):
     seed = request.param
-    table = SoakTable(tmp_path, seed, DEALS, silence=seed % 4 == 0)
+    table = SoakTable(tmp_path, seed, DEALS, silence=seed % 4 == 0, analysed=seed % 5 == 0)
     yield table
     table.close()
 

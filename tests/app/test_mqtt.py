@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run as run_child, spawn as spawn_child
+from conftest import cli, spawn as spawn_child
 from controller.app.club import Club, Mirror, board_text
 from controller.app.mqtt import MARK_FILE, MqttConfig, Outbox, make_client, parse_broker_url
 from controller.core.errors import ConfigError
@@ -352,11 +352,6 @@ def test_the_shipped_broker_config_and_acl_over_tls(tmp_path):
 
 # --- the command line ------------------------------------------------------------------------------------
 
-def preftable(*args, **kw) -> subprocess.CompletedProcess:
-    return run_child([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT, capture_output=True,
-                     text=True, timeout=60, **kw)
-
-
 def test_preftable_club_as_a_process_mirrors_and_stops_cleanly(tmp_path, broker):
     club_dir = tmp_path / "club"
     board = spawn_child([sys.executable, "-m", "controller", "club", "--broker", broker.url, "--dir",
@@ -392,7 +387,7 @@ def test_preftable_club_as_a_process_mirrors_and_stops_cleanly(tmp_path, broker)
     (["--broker", "mqtt://127.0.0.1:1", "--password-file", "pw"], "--username"),
 ])
 def test_preftable_club_bad_arguments_are_one_line_and_exit_2(tmp_path, args, key):
-    out = preftable("club", "--dir", tmp_path / "club", *args)
+    out = cli(["club", "--dir", tmp_path / "club", *args])
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and key in out.stderr and "Traceback" not in out.stderr
 
@@ -400,7 +395,7 @@ def test_preftable_club_bad_arguments_are_one_line_and_exit_2(tmp_path, args, ke
 def test_run_with_a_bad_mqtt_section_is_one_line_naming_the_key(tmp_path):
     cfg = tmp_path / "table.toml"
     cfg.write_text('[mqtt]\nbroker = "mqtt://127.0.0.1:1"\ntable_id = "a/b"\n')
-    out = preftable("run", "--config", cfg, "--log-dir", tmp_path / "logs")
+    out = cli(["run", "--config", cfg, "--log-dir", tmp_path / "logs"])
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "mqtt.table_id" in out.stderr
 
@@ -408,7 +403,7 @@ def test_run_with_a_bad_mqtt_section_is_one_line_naming_the_key(tmp_path):
 def test_doctor_reports_an_unreachable_broker(tmp_path):
     cfg = tmp_path / "table.toml"
     cfg.write_text(f'[mqtt]\nbroker = "mqtt://127.0.0.1:{free_port()}"\ntable_id = "t1"\n')
-    out = preftable("doctor", "--config", cfg)
+    out = cli(["doctor", "--config", cfg])
     assert "MQTT broker 127.0.0.1" in out.stdout and "unreachable" in out.stdout, out.stdout + out.stderr
 
 

@@ -50,12 +50,12 @@ def test_a_symlinked_session_folder_is_not_published(tmp_path):
 # --- the board's command: an unreachable broker, Ctrl-C ------------------------------------------
 
 def _club(*args, **kw):
-    import subprocess
     import sys
 
+    from conftest import run
     from mqtt_broker import ROOT
-    return subprocess.run([sys.executable, "-m", "controller", "club", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, **kw)
+    return run([sys.executable, "-m", "controller", "club", *map(str, args)], cwd=ROOT,
+               capture_output=True, text=True, timeout=60, **kw)
 
 
 def test_club_with_an_unreachable_broker_at_start_is_one_line_and_exit_2(tmp_path):
@@ -72,11 +72,14 @@ def test_club_ctrl_c_says_it_stopped_and_where_the_mirrors_are(tmp_path, broker)
     import sys
     import threading
 
+    from conftest import end, spawn
     from mqtt_broker import ROOT
 
-    board = subprocess.Popen([sys.executable, "-m", "controller", "club", "--broker", broker.url, "--dir",
-                              str(tmp_path / "club")], cwd=ROOT, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    # default signals in the board whatever this runner inherited (a runner started with SIGINT
+    # ignored would otherwise start a board that ignores the Ctrl-C below)
+    board = spawn([sys.executable, "-m", "controller", "club", "--broker", broker.url, "--dir",
+                   str(tmp_path / "club")], cwd=ROOT, stdout=subprocess.PIPE,
+                  stderr=subprocess.PIPE, text=True)
     try:
         # the board draws itself once the broker has taken it: its first line on stdout
         first = []
@@ -87,9 +90,7 @@ def test_club_ctrl_c_says_it_stopped_and_where_the_mirrors_are(tmp_path, broker)
         board.send_signal(signal.SIGINT)
         out, err = board.communicate(timeout=30)
     finally:
-        if board.poll() is None:
-            board.kill()
-            board.communicate()
+        end(board)
     assert board.returncode == 0, err
     assert "stopped (Ctrl-C)" in err and str(tmp_path / "club") in err and "Traceback" not in err
 

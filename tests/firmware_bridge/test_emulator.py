@@ -18,6 +18,7 @@ import serial
 from controller.app.cli import main
 from controller.app.hub_emulator_cli import simulated_events
 from controller.core.cards import DECK
+from controller.core.clock import VirtualClock
 from controller.core.config import GameConfig, Table
 from controller.core.events import read_events
 from controller.core.tracker import DealTracker
@@ -108,18 +109,29 @@ def test_pty_path_is_a_stable_symlink_to_a_pty(hub):
     assert emu.url == emu.link_path
 
 
-def test_hello_then_state_and_hb(hub):
-    emu, host = hub
-    host.send("HELLO", 1)
-    hello = host.wait(lambda f: f.verb == "HELLO")
-    assert hello.fields == ("1", "emu-1", "12345678", "4")
-    state = host.wait(lambda f: f.verb == "STATE")
-    assert state.fields == ("-", "-", "-", "-")
-    hb = host.wait(lambda f: f.verb == "HB")
-    # scans_per_s counts poll rounds (each reader read once), as the firmware always did: poll_ms 10
-    assert 150 <= int(hb.fields[0]) <= 2000 and 50 <= int(hb.fields[1]) <= 105 and hb.fields[2] == "0"
-    seqs = [f.seq for f in host.frames]
-    assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))      # +1 per frame
+def test_hello_then_state_and_hb():
+    """On the hub's own clock, moved by the test: STATE at 100 ms, HB at 200 ms of uptime."""
+    emu = HubEmulator(readers=4, poll_ms=10, absent_ms=60, hb_ms=200, state_ms=100, boot_id="12345678",
+                      realtime=False)
+    emu.open_pty()
+    host = Host(emu.link_path)
+    try:
+        host.send("HELLO", 1)                      # answered at once: input wakes the firmware
+        hello = host.wait(lambda f: f.verb == "HELLO")
+        assert hello.fields == ("1", "emu-1", "12345678", "4")
+        emu.advance(100)
+        state = host.wait(lambda f: f.verb == "STATE")
+        assert state.fields == ("-", "-", "-", "-")
+        emu.advance(100)
+        hb = host.wait(lambda f: f.verb == "HB")
+        # scans_per_s counts poll rounds (each reader read once), as the firmware always did: poll_ms 10
+        # gives the 21 rounds at 0, 10, ... 200 ms of uptime, (21 * 1000 + 100) // 200 a second
+        assert hb.fields == ("200", "105", "0")
+        seqs = [f.seq for f in host.frames]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))      # +1 per frame
+    finally:
+        host.close()
+        emu.close()
 
 
 def test_seen_after_two_polls_gone_after_absent_ms():
@@ -196,8 +208,8 @@ def test_unknown_verb_and_bad_fields_are_nakked(hub):
     host.port.write(b"$9 BEEP 5*0000\n")            # bad CRC: no answer at all
     assert host.wait(lambda f: f.verb == "NAK" and f.fields == ("7", "UNKNOWN"))
     assert host.wait(lambda f: f.verb == "NAK" and f.fields == ("8", "BADARG"))
-    time.sleep(0.1)
-    host.pump()
+    host.send("HELLO", 1)                          # read after 9: its answer comes after 9's would
+    assert host.wait(lambda f: f.verb == "HELLO")
     assert not any(f.verb in ("ACK", "NAK") and f.fields[0] == "9" for f in host.frames)
 
 
@@ -240,21 +252,31 @@ def test_reboot_new_boot_id_seq_zero_tags_kept(hub):
     assert not any(f.verb in ("SEEN", "GONE") for f in later)      # nothing invented
 
 
-def test_silence(hub):
-    emu, host = hub
-    host.wait(lambda f: f.verb == "HB")
-    emu.go_silent(60)                              # ended below: no race with its end
-    assert emu.silent
-    host.pump()
-    n = len(host.frames)
-    host.send("HELLO", 1)                          # a hung hub answers nothing
-    time.sleep(0.35)                               # STATE every 100 ms, HB every 200 ms, if it spoke
-    host.pump()
-    assert len(host.frames) == n
-    emu.clear_faults()                             # the hang ends
-    assert not emu.silent
-    host.cursor = n
-    assert host.wait(lambda f: f.verb == "STATE", 1.0)
+def test_silence():
+    """A hung hub sends nothing however long it hangs (its clock and the silence's are the
+    test's), and speaks again once the hang ends."""
+    emu = HubEmulator(readers=4, poll_ms=10, absent_ms=60, hb_ms=200, state_ms=100, realtime=False,
+                      clock=VirtualClock())
+    emu.open_pty()
+    host = Host(emu.link_path)
+    try:
+        emu.advance(200)
+        assert host.wait(lambda f: f.verb == "HB")
+        emu.go_silent(60)                          # ended below: no race with its end
+        assert emu.silent
+        host.pump()
+        n = len(host.frames)
+        emu.advance(350)                           # STATE every 100 ms, HB every 200 ms, if it spoke
+        emu.clear_faults()                         # the hang ends
+        assert not emu.silent
+        host.send("HELLO", 1)                      # answered before anything else it sends now
+        assert host.wait(lambda f: f.verb == "HELLO")
+        assert [f.verb for f in host.frames[n:]] == ["HELLO"]
+        emu.advance(100)
+        assert host.wait(lambda f: f.verb == "STATE", 1.0)
+    finally:
+        host.close()
+        emu.close()
 
 
 def test_unplug_and_replug(hub):
@@ -537,11 +559,11 @@ def test_burst_and_flip_drive_the_firmwares_own_polls():
     try:
         host.send("HELLO", 1)
         assert host.wait(lambda f: f.verb == "HELLO")
-        before = time.monotonic()
-        stamp = emu.flip(2, UID)
-        assert before <= stamp <= time.monotonic() and emu.reported()[2] == UID
+        emu.flip(2, UID)
+        assert emu.reported()[2] == UID
         assert host.wait(lambda f: f.verb == "SEEN").fields == ("2", UID)
-        assert emu.flip(2, None) >= stamp and emu.reported()[2] is None
+        emu.flip(2, None)
+        assert emu.reported()[2] is None
         started = []
         emu.burst(101, reader=1, on_start=lambda: started.append(True))
         assert started == [True]
@@ -559,6 +581,18 @@ def test_burst_and_flip_drive_the_firmwares_own_polls():
         assert edges == [("SEEN", "0"), ("SEEN", "3"), ("GONE", "0"), ("GONE", "3"), ("SEEN", "0")]
     finally:
         host.close()
+        emu.close()
+
+
+def test_flip_returns_the_emulators_clock_when_the_edge_was_written():
+    clock = VirtualClock(7.5)
+    emu = HubEmulator(readers=4, realtime=False, clock=clock)
+    emu.open_pty()
+    try:
+        assert emu.flip(2, UID) == 7.5 and emu.reported()[2] == UID
+        clock.advance(0.25)
+        assert emu.flip(2, None) == 7.75 and emu.reported()[2] is None
+    finally:
         emu.close()
 
 

@@ -709,14 +709,35 @@ def test_usb_transport_over_pipes():
 
     from firmware_bridge.firmware.transport import UsbTransport
 
+    import select
+
+    class Poller:
+        """The ``select`` module, recording how long each poll of the port was asked to wait."""
+        POLLIN, POLLOUT = select.POLLIN, select.POLLOUT
+
+        def __init__(self):
+            self.waits = []
+
+        def poll(self):
+            real, waits = select.poll(), self.waits
+
+            class Poll:
+                register = real.register
+
+                def poll(self, ms=None):
+                    waits.append(ms)
+                    return real.poll(ms)
+            return Poll()
+
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     with os.fdopen(in_r, "rb", buffering=0) as stdin, os.fdopen(out_w, "wb", buffering=0) as stdout:
-        transport = UsbTransport(stdin, stdout)
+        poller = Poller()
+        transport = UsbTransport(stdin, stdout, poller=poller)
         assert transport.read() == b""
-        t0 = time.monotonic()
-        transport.wait(30)
-        assert time.monotonic() - t0 >= 0.02
+        del poller.waits[:]
+        transport.wait(30)              # nothing queued, nothing arrives: one poll that waits 30 ms
+        assert poller.waits == [30]
         os.write(in_w, b"$1 SNAP*ABCD\n")
         transport.wait(1000)
         assert transport.read() == b"$1 SNAP*ABCD\n"
@@ -797,19 +818,20 @@ ZONES = ("seat1", "seat2", "seat3", "prikup")
 class Table:
     """A board with emulated readers, LCD, LEDs and buzzer, and the firmware running on it."""
 
-    def __init__(self, readers=4):
+    def __init__(self, readers=4, clock=None):
+        """``clock``: the firmware's milliseconds, if the test moves them (else the real ones)."""
         from hw.rc522_chip import EmulatedMFRC522, VirtualClock
 
         self.board = Board()
         self.lcd = Hd44780()
         self.board.attach_i2c(0x27, self.lcd)
-        clock = VirtualClock()
-        self.chips = [EmulatedMFRC522(clock, name="reader%d" % i) for i in range(readers)]
+        chip_clock = VirtualClock()
+        self.chips = [EmulatedMFRC522(chip_clock, name="reader%d" % i) for i in range(readers)]
         for cs, chip in zip(READER_CS, self.chips):
             self.board.attach_spi(cs, chip)
         from firmware_bridge.mpfake.runner import FirmwareRunner
 
-        self.firmware = FirmwareRunner(self.board, config={"reader_cs": READER_CS[:readers]})
+        self.firmware = FirmwareRunner(self.board, config={"reader_cs": READER_CS[:readers]}, clock=clock)
 
     def __enter__(self):
         self.firmware.start()
@@ -861,12 +883,6 @@ class RawHost:
             time.sleep(0.01)
             return b""
 
-    def collect(self, seconds):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self.frames += self.parser.feed(self.read())
-        return self.frames
-
     def until(self, predicate, timeout=3.0):
         def said() -> bool:                      # each look reads the port (with its own timeout)
             self.frames += self.parser.feed(self.read())
@@ -875,6 +891,25 @@ class RawHost:
         if eventually(said, timeout, interval=0):
             return self.frames
         raise AssertionError("timed out; got %r" % [(f.seq, f.verb, f.fields) for f in self.frames])
+
+    def poll(self, clock, poll_ms=25):
+        """Move the firmware's ``clock`` one poll on and read all it said at that time; its
+        SEEN and GONE edges so far.  It answers a command before it polls in the same turn
+        of its loop, so the answer to a second HELLO comes after whatever the poll sent."""
+        clock.now += poll_ms
+        for _ in range(2):
+            want = sum(f.verb == "HELLO" for f in self.frames) + 1
+            self.send("HELLO 1")
+            self.until(lambda fs: sum(f.verb == "HELLO" for f in fs) >= want)
+        return [(f.verb, f.fields) for f in self.frames if f.verb in ("SEEN", "GONE")]
+
+    def poll_until(self, clock, predicate, polls=400):
+        """:meth:`poll` until ``predicate(frames)`` holds (10 s of the firmware's time at most)."""
+        for _ in range(polls):
+            if predicate(self.frames):
+                return self.frames
+            self.poll(clock)
+        raise AssertionError("not within %d polls; got %r" % (polls, [(f.seq, f.verb, f.fields) for f in self.frames]))
 
     def close(self):
         self.serial.close()
@@ -900,11 +935,8 @@ def test_main_loop_with_hublink_turns_tags_into_table_events():
             ("placed", "seat3", "04A2B11C6F5E80"), ("placed", "seat1", "08A1B2C3"),
             ("placed", "prikup", "04112233445566778899")]
         assert link.picture() == ["08A1B2C3", None, "04A2B11C6F5E80", "04112233445566778899"]
-        t_removed = time.monotonic()
-        table.chips[2].field.take(long7)
-        assert wait_for(lambda: len(events) == 4)
-        # absent_ms 300: never sooner (real time: an upper bound would time the machine's load)
-        assert time.monotonic() - t_removed >= 0.25
+        table.chips[2].field.take(long7)       # (GONE absent_ms after the last read: on the
+        assert wait_for(lambda: len(events) == 4)      # firmware's own clock, in the test after next)
         assert (events[3].event, events[3].zone, events[3].uid) == ("removed", "seat3", "04A2B11C6F5E80")
         assert [e.t for e in events] == sorted(e.t for e in events)
 
@@ -931,14 +963,50 @@ def test_main_loop_with_hublink_applies_led_text_beep_and_cfg():
         tag = VirtualTag("0A0B0C0D")
         table.chips[1].field.put(tag)
         assert wait_for(lambda: len(events) == 1)
-        t_removed = time.monotonic()
         table.chips[1].field.take(tag)
-        assert wait_for(lambda: len(events) == 2)
-        assert time.monotonic() - t_removed >= 0.55                  # the new absent_ms 600, not 300
+        assert wait_for(lambda: len(events) == 2)     # (after the new absent_ms: the next test)
+        assert (events[1].event, events[1].zone) == ("removed", "seat2")
+
+
+def test_main_loop_on_a_pty_says_gone_absent_ms_after_the_last_read_on_its_own_clock():
+    """The firmware's real main() on a pty, its milliseconds moved by the test a poll (25 ms)
+    at a time: GONE on the first poll ``absent_ms`` after the last read of the tag -- 300, then
+    600 once the host has sent ``CFG absent_ms 600`` -- and not one poll sooner."""
+    from hw.rc522_chip import VirtualTag
+
+    clock = Clock()
+    table = Table(readers=1, clock=clock)
+    with table:
+        host = RawHost(table.firmware.port)
+        try:
+            host.send("HELLO 1")
+            host.until(lambda fs: any(f.verb == "HELLO" for f in fs))
+
+            def edges():
+                return [(f.verb, f.fields) for f in host.frames if f.verb in ("SEEN", "GONE")]
+
+            tag = VirtualTag("0A0B0C0D")
+            for absent_ms in (300, 600):
+                table.chips[0].field.put(tag)
+                seen = len(edges()) + 1
+                # SEEN on the second poll that reads it (a loaded machine may make a read miss:
+                # the emulated chips' timers follow the wall, so poll until it is there)
+                host.poll_until(clock, lambda fs: len(edges()) == seen)
+                assert edges()[-1] == ("SEEN", ("0", "0A0B0C0D"))
+                table.chips[0].field.take(tag)  # the last read was at the clock's time now
+                for _ in range(absent_ms // 25 - 1):
+                    assert host.poll(clock)[-1] == ("SEEN", ("0", "0A0B0C0D")), f"GONE before absent_ms {absent_ms}"
+                assert host.poll(clock)[-1] == ("GONE", ("0", "0A0B0C0D"))
+                if absent_ms == 300:
+                    seq = host.send("CFG absent_ms 600")
+                    host.until(lambda fs: ("ACK", (str(seq),)) in [(f.verb, f.fields) for f in fs])
+        finally:
+            host.close()
 
 
 def test_main_loop_on_a_raw_pty_follows_the_protocol():
-    table = Table(readers=3)
+    clock = Clock()                              # the firmware's: moved a poll at a time
+    table = Table(readers=3, clock=clock)
     with table:
         host = RawHost(table.firmware.port)
         try:
@@ -949,8 +1017,8 @@ def test_main_loop_on_a_raw_pty_follows_the_protocol():
             host.serial.write(b"noise\n$1 SNAP*0000\n" + b"x" * 300 + b"\n")
             bad = host.send("JUMP 3")
             host.send("SNAP")
-            frames = host.until(lambda fs: any(f.verb == "NAK" for f in fs)
-                                and sum(f.verb == "HB" for f in fs) >= 2, timeout=3)
+            frames = host.poll_until(clock, lambda fs: any(f.verb == "NAK" for f in fs)
+                                     and sum(f.verb == "HB" for f in fs) >= 2)
             assert ("NAK", (str(bad), "UNKNOWN")) in [(f.verb, f.fields) for f in frames]
             states = [f for f in frames if f.verb == "STATE"]
             assert states and all(f.fields == ("-", "-", "-") for f in states)
@@ -961,15 +1029,16 @@ def test_main_loop_on_a_raw_pty_follows_the_protocol():
             assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
             # a reader dies and comes back
             table.chips[1].kill(0x00)
-            host.until(lambda fs: ("FAULT", ("1", "NOREPLY")) in [(f.verb, f.fields) for f in fs])
+            host.poll_until(clock, lambda fs: ("FAULT", ("1", "NOREPLY")) in [(f.verb, f.fields) for f in fs])
             table.chips[1].revive()
-            host.until(lambda fs: ("FAULT", ("1", "OK")) in [(f.verb, f.fields) for f in fs], timeout=3)
+            host.poll_until(clock, lambda fs: ("FAULT", ("1", "OK")) in [(f.verb, f.fields) for f in fs])
         finally:
             host.close()
 
 
 def test_state_period_and_hb_timing_on_the_pty():
-    table = Table(readers=1)
+    clock = Clock()                              # the firmware's: moved a poll at a time
+    table = Table(readers=1, clock=clock)
     with table:
         host = RawHost(table.firmware.port)
         try:
@@ -988,7 +1057,7 @@ def test_state_period_and_hb_timing_on_the_pty():
                     return False
                 return sum(f.verb == "HB" for f in fs[marks.index(("SEEN", ("0", "04A2B11C6F5E80"))):]) >= 2
 
-            frames = host.until(seen_then_two_hbs, timeout=10)
+            frames = host.poll_until(clock, seen_then_two_hbs)
             after = frames[[f.verb for f in frames].index("SEEN"):]
             h1, h2 = [i for i, f in enumerate(after) if f.verb == "HB"][:2]
             states = [f for f in after[h1:h2] if f.verb == "STATE"]
@@ -1010,19 +1079,22 @@ def test_flickering_tag_is_seen_once_and_never_gone_and_nothing_global_is_left()
     from hw.rc522_chip import VirtualTag
 
     before = set(sys.modules)
-    table = Table(readers=1)
+    clock = Clock()                              # the firmware's: a poll each time the test says
+    table = Table(readers=1, clock=clock)
     with table:
         host = RawHost(table.firmware.port)
         try:
-            # read, missed, read, read, then 3 misses (~75 ms < absent_ms) over and over
+            host.send("HELLO 1")
+            host.until(lambda fs: any(f.verb == "HELLO" for f in fs))
+            # read, missed, read, read, then 3 misses (75 ms < absent_ms) over and over
             table.chips[0].field.put(VirtualTag("04A2B11C"), pattern=[True, False, True, True, False, False, False])
-            frames = host.collect(1.5)
+            for _ in range(60):                  # 1.5 s of the firmware's time
+                edges = host.poll(clock)
         finally:
             host.close()
-    edges = [(f.verb, f.fields) for f in frames if f.verb in ("SEEN", "GONE")]
     assert edges == [("SEEN", ("0", "04A2B11C"))]
-    watchdog = table.board.watchdog
-    assert watchdog.timeout_ms == 3000 and watchdog.feeds > 20 and watchdog.longest_gap < 0.5
+    watchdog = table.board.watchdog                # (its gaps on virtual time: the transport's test)
+    assert watchdog.timeout_ms == 3000 and watchdog.feeds > 20
     assert not {"machine", "rp2", "micropython"} & (set(sys.modules) - before)
     assert "machine" not in sys.modules and "rp2" not in sys.modules
     assert not [t for t in threading.enumerate() if t.name == "hub-firmware"]

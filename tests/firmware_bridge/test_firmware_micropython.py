@@ -9,9 +9,9 @@ pair of FIFOs to a bridge thread in this process that drives the emulated MFRC52
 firmware's ``ticks_ms`` sees time pass), I2C finds no display, and ``WDT.feed`` reports a gap
 longer than its timeout -- an RP2040 would have rebooted -- and then exits.
 
-Also every firmware file is compiled with ``mpy-cross``.  Nothing here asserts a duration: the
-host waits for frames (events); the one deliberate pause (the host not reading for longer than
-the watchdog) creates the condition under test.
+Also every firmware file is compiled with ``mpy-cross``.  Nothing here asserts a duration and
+nothing waits for time to pass: the host waits for frames, for the pipe to the host to fill and
+for SPI transfers (events).
 """
 
 from __future__ import annotations
@@ -19,17 +19,19 @@ from __future__ import annotations
 import fcntl
 import os
 import pathlib
+import select
 import shutil
 import struct
 import subprocess
 import sys
 import sysconfig
+import termios
 import threading
 import time
 
 import pytest
 
-from conftest import eventually, spawn as spawn_child
+from conftest import eventually, spawn as spawn_child, wait_until
 from firmware_bridge import codec
 from firmware_bridge.firmware import proto
 
@@ -433,10 +435,30 @@ def test_boot_seen_gone_commands_collision_and_dead_readers_under_micropython(hu
     assert host.proc.poll() is None
 
 
+def _in_pipe(fd: int) -> int:
+    """Bytes waiting in the pipe behind ``fd`` (either end)."""
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+
+
+def _no_room_for(proc) -> bool:
+    """What the firmware's ``poll`` sees on its stdout: no room for a byte (the pipe to the
+    host is full).  Asked on a second write end of that pipe, opened and closed here."""
+    fd = os.open(f"/proc/{proc.pid}/fd/1", os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        return not select.select([], [fd], [], 0)[1]
+    finally:
+        os.close(fd)
+
+
 @needs_micropython
 def test_a_host_that_stops_reading_never_trips_the_watchdog(hub):
-    """The host keeps the port open but reads nothing for longer than the 3 s watchdog while the
-    hub has plenty to say; the loop goes on (frames dropped), and STATE repairs what was lost."""
+    """The host keeps the port open but reads nothing while the hub has plenty to say: the
+    pipe to the host fills, and the loop goes on (frames dropped) -- it answers every command,
+    finds a new tag and keeps polling its readers, all into the full pipe -- without a turn
+    longer than the 3 s watchdog; STATE then repairs what was lost.  A write that waited for
+    the host would stop the loop there: no more SPI transfers, and the wait below fails."""
+    from hw.rc522_chip import IDLE, VirtualTag
+
     host, bridge = hub()
     host.until(lambda fs: any(f.verb == "STATE" for f in fs))
     fd = host.proc.stdout.fileno()
@@ -445,11 +467,17 @@ def test_a_host_that_stops_reading_never_trips_the_watchdog(hub):
     host.send("SNAP")                                                # (the reader may still be in one read)
     for _ in range(300):                                             # ... and asks for lots of output
         host.send("SNAP")
-    lay(bridge, 17, UID7)                                            # an edge the hub cannot report now
-    full_until = time.monotonic() + 3.5                              # longer than watchdog_ms (3000)
-    while time.monotonic() < full_until and host.proc.poll() is None:
-        time.sleep(0.05)
-    assert host.proc.poll() is None, "the firmware stopped while the host was not reading"
+    tag = bridge.chips[17].field.put(VirtualTag(UID7))               # an edge the hub cannot report now
+    alive = host.proc.poll
+    wait_until(lambda: alive() is not None or _no_room_for(host.proc), "the pipe to the host to fill")
+    wait_until(lambda: _in_pipe(host.proc.stdin.fileno()) == 0 or alive() is not None,
+               "the firmware to read every SNAP (each answer written into the full pipe)")
+    wait_until(lambda: tag.state != IDLE or alive() is not None, "the firmware to read the new tag")
+    turned = bridge.transfers
+    wait_until(lambda: bridge.transfers > turned + 300 or alive() is not None,
+               "the firmware to go on polling its readers with the pipe full")
+    assert alive() is None, "the firmware stopped while the host was not reading"
+    assert _no_room_for(host.proc), "the host read meanwhile: the test did not test a full pipe"
     mark = len(host.frames)
     host.reading.set()
     host.until(lambda fs: any(f.verb == "STATE" and f.fields[0] == UID7 for f in fs[mark:]))

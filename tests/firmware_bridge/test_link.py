@@ -11,7 +11,6 @@ import errno
 import itertools
 import os
 import select
-import time
 from contextlib import contextmanager
 
 import pytest
@@ -37,6 +36,26 @@ FAST_LINK = dict(hb_timeout=60, reply_timeout=0.1, reopen_backoff=(0.02, 0.2))
 
 def wait_for(pred, timeout: float = 3.0) -> bool:
     return eventually(pred, timeout)
+
+
+SYNC_LINE = b"\n# sync\n"       # a debug line (the newline first ends any junk before it)
+
+
+def read_on(link, say, counter: str = "debug") -> None:
+    """Every line the hub wrote before this call has been read and acted on, the events it
+    makes emitted: ``say()`` has the hub write one more line the link counts in ``counter``.
+    The link reads and handles the line in order, one read after another, so once it has
+    counted a second such line, written only after it counted the first, the read that held
+    the first -- and everything before it -- is done with.  (What a test then finds not to
+    have happened did not happen: no sleep that hopes it would have by then.)"""
+    for _ in range(2):
+        before = link.counters[counter]
+        say()
+        assert wait_for(lambda: link.counters[counter] > before, 10), f"the link stopped reading ({counter})"
+
+
+def emu_says(emu):
+    return lambda: emu.send_garbage(SYNC_LINE[1:])
 
 
 @contextmanager
@@ -96,7 +115,7 @@ def play(fault=None, after=None, emu_kwargs=None, link_kwargs=None, outage=False
                 assert wait_for(lambda: link.picture() == emu.tags(), 5), statuses
                 sync = False
         assert wait_for(lambda: link.picture() == emu.tags(), 6), (link.picture(), emu.tags(), statuses)
-        time.sleep(0.3)                            # a STATE or two more: nothing may change
+        read_on(link, emu.send_state, "frames")    # two STATEs more: nothing may change
         return list(events), link.picture(), link.counters, statuses, emu.tags()
 
 
@@ -188,8 +207,8 @@ def test_unplug_and_return(fault_free):
         assert wait_for(lambda: any("no such device" in s for s in st), 3), st
         assert not link.ready
 
-    def after(emu, link, st):
-        time.sleep(0.1)
+    def after(emu, link, st):                      # the host tried again while the cable was out
+        assert wait_for(lambda: link.counters["open_failures"] >= 2), st
         emu.replug()
     counters, statuses = check_same(play(fault, after, outage=True), fault_free)
     assert counters["reconnects"] >= 1
@@ -245,7 +264,7 @@ def test_frames_after_a_gap_wait_for_state_and_missed_changes_come_first():
             emu.flip(1, B)             # reveals the gap: held
             emu.flip(1, None)          # held
             emu.flip(2, C)             # held
-        time.sleep(0.25)
+        read_on(link, emu_says(emu))
         assert events == []            # nothing applied before a STATE
         assert link.counters["gaps"] == 1
         emu.clear_faults()
@@ -264,7 +283,7 @@ def test_missed_gone_before_a_held_seen_on_the_same_reader():
         emu.flip(0, None)              # GONE A: lost
         emu.drop_next(50, verbs=["STATE"])
         emu.flip(0, B)                 # SEEN B: held
-        time.sleep(0.15)
+        read_on(link, emu_says(emu))
         assert len(events) == 1
         emu.clear_faults()
         emu.send_state()
@@ -287,7 +306,7 @@ def test_seen_twice_and_stray_gone_invent_nothing():
         emu.inject("SEEN", 1, B)        # a repeated edge
         emu.inject("GONE", 2, C)        # a tag that is not there
         emu.send_state()
-        time.sleep(0.15)
+        read_on(link, emu_says(emu))
         assert simple(events) == [("placed", "seat2", B)]
 
 
@@ -322,7 +341,7 @@ def test_protocol_mismatch_is_reported_and_no_events():
         assert isinstance(link.error, ProtocolError)
         assert "hub speaks protocol 2, this host speaks 1" in str(link.error)
         assert any("hub speaks protocol 2, this host speaks 1" in s for s in statuses)
-        time.sleep(0.4)
+        read_on(link, emu.send_state, "frames")    # it goes on reading the hub, and nothing comes of it
         assert not link.wait_ready(0.01)
         assert events == []
 
@@ -348,7 +367,7 @@ def test_ignored_readers_and_extra_readers():
         for r, uid in enumerate([A, B, C, D, "0102030405060708090A", "01020304"]):
             emu.flip(r, uid)
         assert wait_for(lambda: link.picture() == [A, B, C, D, "0102030405060708090A", "01020304"])
-        time.sleep(0.05)
+        read_on(link, emu_says(emu))
         assert simple(events) == [("placed", "seat1", A), ("placed", "seat2", C)]
     finally:
         link.stop()
@@ -382,9 +401,8 @@ def test_missing_port_is_reported_then_found():
         assert path in statuses[0] and "no such device" in statuses[0] and "cable" in statuses[0]
         assert isinstance(link.open_error, LinkError) and str(link.open_error) == statuses[0]
         assert link.error is None
-        time.sleep(0.3)
+        assert wait_for(lambda: link.counters["open_failures"] >= 3)
         assert len([s for s in statuses if "no such device" in s]) == 1    # said once, retried quietly
-        assert link.counters["open_failures"] >= 2
         emu.replug()
         assert link.wait_ready(3)
         assert link.open_error is None
@@ -509,7 +527,7 @@ def test_commands_wait_for_the_link_and_display_survives_a_reboot():
         first = link.text(0, "old")
         cmd = link.text(0, "waiting")
         led = link.set_led(0, "FF0000")
-        time.sleep(0.1)
+        assert wait_for(lambda: link.counters["open_failures"] >= 2)   # the link tried, and waits on
         assert first.state == "superseded" and cmd.state == "queued"
         emu.replug()
         assert cmd.wait(3) and led.wait(3)
@@ -530,8 +548,7 @@ def test_stop_is_prompt_and_closes_the_port():
         link.stop(timeout=3600)
         assert not thread.is_alive()
         assert link._thread is None and not port.is_open
-        emu.flip(0, A)
-        time.sleep(0.05)
+        emu.flip(0, A)                 # no reader left to hear it: the thread is joined
         assert events == []
 
 
@@ -554,6 +571,10 @@ class RawHub:
             self.seq = seq
         os.write(self.master, encode(self.seq, verb, *fields))
         self.seq = (self.seq + 1) % 65536
+
+    def says(self):
+        """For :func:`read_on`: the hub writes a debug line."""
+        return lambda: os.write(self.master, SYNC_LINE)
 
     def host_frames(self):
         while select.select([self.master], [], [], 0)[0]:
@@ -601,7 +622,7 @@ def test_raw_hub_exact_hold_rule_and_host_frames_well_formed():
         hub.send("SEEN", 1, B)                       # reveals the gap: held
         hub.send("GONE", 1, B)                       # held
         hub.wait_host("SNAP", 2)                     # the gap makes the host ask
-        time.sleep(0.05)
+        read_on(link, hub.says())
         assert simple(events) == [("placed", "seat1", A)]
         assert link.counters["gaps"] == 1
         hub.send("STATE", A, "-", C, "-")
@@ -621,13 +642,13 @@ def test_raw_hub_reboot_hello_makes_the_host_snap_and_wait_for_its_scans():
         hub.send("STATE", "-", "-", "-", "-")       # answered before its first scan
         hub.send("SEEN", 0, A)                      # the scan finds A again
         hub.send("HB", 80, 0, 0)                    # uptime 80 ms: still booting
-        time.sleep(0.1)
+        read_on(link, hub.says())
         assert link.picture()[:2] == [A, B] and len(events) == 2
         hub.send("HB", 1000, 80, 0)                 # settled: the host asks again
         hub.wait_host("SNAP", 3)
         hub.send("STATE", A, "-", "-", D)
         assert wait_for(lambda: link.picture() == [A, None, None, D])
-        time.sleep(0.05)
+        read_on(link, hub.says())
         assert simple(events)[2:] == [("removed", "seat2", B), ("placed", "prikup", D)]
         assert link.hub_info.boot_id == "0000BEEF" and link.counters["reboots"] == 1
 
@@ -658,7 +679,7 @@ def test_raw_hub_protocol_2():
         hub.send("SEEN", 0, A)
         hub.send("STATE", A, "-", "-", "-")
         assert wait_for(lambda: link.error is not None)
-        time.sleep(0.1)
+        read_on(link, hub.says())
         assert events == [] and not link.ready
         assert not [f for f in hub.host_frames() if f.verb == "SNAP"]
         assert str(link.error) == "hub speaks protocol 2, this host speaks 1"
@@ -677,7 +698,7 @@ def test_raw_hub_reannouncing_its_tags_after_a_reboot_invents_nothing():
         hub.wait_host("SNAP", 3)
         hub.send("STATE", A, B, C, "-")
         assert wait_for(lambda: link.picture() == [A, B, C, None])
-        time.sleep(0.05)
+        read_on(link, hub.says())
         assert simple(events) == [("placed", "seat1", A), ("placed", "seat2", B), ("placed", "seat3", C)]
 
 
@@ -706,7 +727,7 @@ def test_nothing_on_the_line_kills_the_reader_thread(caplog):
                 hub.send(*rng.choice(makers)(), seq=seq)
             if i % 100 == 0:
                 hub.host_frames()                   # keep the host's output drained
-                time.sleep(0.005)
+                read_on(link, hub.says())           # and the link's input: the pty's buffer is finite
         hub.send("HELLO", 1, "raw-1", "0000CAFE", 4)
         hub.send("HB", 1000, 80, 0)
         hub.send("STATE", A, "-", "-", "-")
@@ -736,7 +757,8 @@ def test_reader_fault_is_reported_with_its_zone():
         emu.fail_reader(2)
         assert wait_for(lambda: any("reader 2 (seat3) fault NOREPLY" in s for s in statuses)), statuses
         emu.place(2, C)                              # a dead reader sees nothing
-        time.sleep(0.1)
+        emu.send_state()
+        read_on(link, emu_says(emu))
         assert link.picture()[2] is None
         emu.heal_reader(2)
         assert wait_for(lambda: link.picture()[2] == C)
@@ -753,7 +775,7 @@ def test_raw_hub_sequence_wraps_without_a_gap():
         hub.send("SEEN", 0, A)                       # 0: the wrap is no gap
         hub.send("HB", 2, 80, 0)
         assert wait_for(lambda: link.picture()[0] == A)
-        time.sleep(0.05)
+        read_on(link, hub.says())
         assert link.counters["gaps"] == 1
         assert simple(events) == [("placed", "seat1", A)]
 
@@ -799,7 +821,7 @@ def test_missed_cards_come_back_in_the_order_they_were_laid(attempt):
     with hand_clock_rig() as (emu, link, log):
         lay_three_cards_losing_four_frames(emu, phase=20 * attempt)
         assert wait_for(lambda: link.picture() == [B, C, A, None], 5), (link.picture(), log)
-        time.sleep(0.05)
+        read_on(link, emu_says(emu))
         assert log == [("placed", "seat3", A), ("placed", "seat1", B), ("placed", "seat2", C)]
         counters = link.counters
         assert counters["gaps"] >= 1 and counters["bad_crc"] == 1 and counters["orders_guessed"] == 0
@@ -809,7 +831,7 @@ def test_without_edge_ms_the_order_is_reader_order_and_said_to_be_guessed():
     with hand_clock_rig(edge_ms=False) as (emu, link, log):
         lay_three_cards_losing_four_frames(emu, phase=0)
         assert wait_for(lambda: link.picture() == [B, C, A, None], 5), (link.picture(), log)
-        time.sleep(0.05)
+        read_on(link, emu_says(emu))
         assert log == [("guessed", ("seat1", "seat2", "seat3")),       # before the events it concerns
                        ("placed", "seat1", B), ("placed", "seat2", C), ("placed", "seat3", A)]
         assert link.counters["orders_guessed"] == 1

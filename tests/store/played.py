@@ -9,11 +9,8 @@ and the resumed table is the replayed one.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from conftest import run as run_child
 from controller.core.config import GameConfig
 from controller.core.events import TableEvent, read_events
 from controller.core.tracker import DealTracker
@@ -71,11 +68,6 @@ def consistent(session: SessionLog, resumed: DealTracker) -> None:
 
 def table_lines(path: Path) -> int:
     return sum(1 for line in path.read_text().splitlines() if line and '"kind"' not in line)
-
-
-def preftable(*args, **kw) -> subprocess.CompletedProcess:
-    return run_child([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT,
-                     capture_output=True, text=True, timeout=120, **kw)
 
 
 def store_warnings(caplog) -> list[str]:

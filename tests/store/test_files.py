@@ -10,14 +10,14 @@ import threading
 
 import pytest
 
-from conftest import spawn as spawn_child
+from conftest import cli, spawn as spawn_child
 from controller.core.tracker import DealTracker
 from controller.app.service import TableService
 from controller.app.backends.display import DisplayConfig
 from controller.app.settings import Settings
 from controller.store.gamelog import SessionLog
 
-from played import GAME, ROOT, consistent, events, new_session, play, preftable
+from played import GAME, ROOT, consistent, events, new_session, play
 
 from test_resume import _run_until_ready, _stop, sim_cfg  # noqa: F401  (a fixture)
 
@@ -30,7 +30,7 @@ def test_a_second_service_on_the_log_dir_is_refused_naming_the_first(tmp_path):
     logs = tmp_path / "logs"
     held = LogDirLock(logs).acquire()
     try:
-        res = preftable("run", "--log-dir", logs)
+        res = cli(["run", "--log-dir", logs])       # (a flock: held against this process too)
     finally:
         held.release()
     assert res.returncode == 2
@@ -42,7 +42,7 @@ def test_two_runs_never_interleave(tmp_path, sim_cfg):
     logs = tmp_path / "logs"
     first = _run_until_ready(sim_cfg, logs)
     try:
-        second = preftable("run", "--config", sim_cfg, "--log-dir", logs)
+        second = cli(["run", "--config", sim_cfg, "--log-dir", logs])
         assert second.returncode == 2 and f"pid {first.pid}" in second.stderr
     finally:
         _stop(first)
@@ -186,12 +186,22 @@ def _read_until(proc, needle: str) -> list[str]:
     return said
 
 
-def test_a_full_disk_at_start_is_no_crash_loop(small_disk, sim_cfg):
+@pytest.fixture
+def quick_sim_cfg(tmp_path):
+    """The simulated table at 100 times a table's pace: a filled disk still takes the
+    lines of the events file's last page (a page's slack), some forty cards, before a
+    write fails; at a table's pace that is ten seconds of waiting for nothing."""
+    cfg = tmp_path / "quick.toml"
+    cfg.write_text('[readers]\nbackend = "sim"\n[sim]\nseed = 3\nspeed = 100\n[display]\nkind = "none"\n')
+    return cfg
+
+
+def test_a_full_disk_at_start_is_no_crash_loop(small_disk, quick_sim_cfg):
     logs = small_disk / "logs"
     new_session(logs, 1)
     filler = _fill(small_disk)
     for restart in range(2):                # every restart starts, says why, and goes on
-        proc = _run_until_ready(sim_cfg, logs)
+        proc = _run_until_ready(quick_sim_cfg, logs)
         said = _read_until(proc, "disk is full")            # the simulated table laid a card
         proc.send_signal(signal.SIGTERM)    # stopped while full: it waits for space, keeping the lines
         said += _read_until(proc, "wait for space")
@@ -216,9 +226,8 @@ def test_a_full_disk_at_start_is_no_crash_loop(small_disk, sim_cfg):
 def test_replay_reads_standard_input(tmp_path):
     path = tmp_path / "e.jsonl"
     path.write_text("".join(e.to_json() + "\n" for e in events(2)))
-    from_file = preftable("replay", path, "--json")
-    with open(path) as fh:
-        from_stdin = preftable("replay", "-", "--json", stdin=fh)
+    from_file = cli(["replay", path, "--json"])
+    from_stdin = cli(["replay", "-", "--json"], input=path.read_text())
     assert from_stdin.returncode == 0 and from_stdin.stdout == from_file.stdout
 
 

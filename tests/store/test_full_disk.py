@@ -5,7 +5,6 @@ display and the page say the disk is full."""
 import errno
 import json
 import threading
-import time
 
 from controller.app.backends.display import DisplayConfig
 from controller.app.service import NEW_PULKA, TableService
@@ -13,6 +12,7 @@ from controller.app.settings import Settings
 from controller.app.web.pages import Pages
 from controller.store import gamelog
 
+from conftest import wait_until
 from played import events
 
 
@@ -48,10 +48,7 @@ class Source:
 
 def wait_for(condition, bound_s: float = 20.0) -> None:
     """Poll a condition; the bound only matters when the code is broken."""
-    deadline = time.monotonic() + bound_s
-    while not condition():
-        assert time.monotonic() < deadline, "gave up waiting"
-        time.sleep(0.01)
+    wait_until(condition, "the condition", bound_s)
 
 
 def _service(logs):

@@ -6,7 +6,8 @@ import os
 from controller.store.files import LogDirLock
 from controller.store.gamelog import SessionLog
 
-from played import new_session, preftable
+from conftest import cli
+from played import new_session
 
 
 # --- a refused start writes nothing ------------------------------------------------------------
@@ -17,7 +18,7 @@ def test_run_new_refused_by_the_lock_does_not_close_the_running_tables_pulka(tmp
     before = sorted(p.name for p in session.folder.iterdir())
     held = LogDirLock(logs).acquire()           # the table that is playing this session
     try:
-        res = preftable("run", "--new", "--log-dir", logs)
+        res = cli(["run", "--new", "--log-dir", logs])   # (a flock: held against this process too)
     finally:
         held.release()
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "in use" in res.stderr

@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from conftest import fork_main, run as run_child
+from conftest import cli, fork_main, run as run_child
 from controller.store.gamelog import SessionLog
 
-from played import (GAME, ROOT, consistent, events, new_session, preftable, store_warnings,
+from played import (GAME, ROOT, consistent, events, new_session, store_warnings,
                     table_lines)
 
 BIG_T = "1" + "0" * 400
@@ -88,7 +88,7 @@ def test_replay_skips_a_401_digit_t_with_one_line(tmp_path):
     path = tmp_path / "e.jsonl"
     path.write_text('{"t": %s, "zone": "prikup", "event": "placed", "card": "7s"}\n'
                     '{"t": 1.0, "zone": "prikup", "event": "placed", "card": "8s"}\n' % BIG_T)
-    res = preftable("replay", path, "--json")
+    res = cli(["replay", path, "--json"])
     assert res.returncode == 0, res.stderr
     assert res.stderr.count("\n") == 1 and ":1: skipped" in res.stderr and "Traceback" not in res.stderr
     (deal,) = json.loads(res.stdout)["deals"]          # the valid second line still counts
@@ -107,7 +107,7 @@ def test_hub_emulator_script_skips_a_401_digit_t(tmp_path):
 def test_settle_refuses_a_4000_digit_number_with_one_line(tmp_path):
     path = tmp_path / "pulka.json"
     path.write_text(json.dumps({"seat1": {"gora": int("9" * 4000)}, "seat2": {}, "seat3": {}}))
-    res = preftable("settle", path, "--json")
+    res = cli(["settle", path, "--json"])
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "seat1.gora" in res.stderr and "Traceback" not in res.stderr
 
@@ -117,7 +117,7 @@ def test_a_4000_digit_price_is_refused_at_start_up(tmp_path):
     cfg.write_text("[rules]\nprogression = [%s]\n" % ("9" * 4000))
     ev = tmp_path / "e.jsonl"
     ev.write_text("".join(e.to_json() + "\n" for e in events(1)))
-    res = preftable("replay", ev, "--config", cfg)
+    res = cli(["replay", ev, "--config", cfg])
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "rules.progression" in res.stderr
 
@@ -127,22 +127,23 @@ def _run_until_ready(cfg, logs, env_extra=None):
     import socket
     import tempfile
 
-    sock_dir = tempfile.mkdtemp()
-    sock_path = os.path.join(sock_dir, "notify")
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    server.bind(sock_path)
-    server.settimeout(60)
-    env = dict(NOTIFY_SOCKET=sock_path, WATCHDOG_USEC="", **(env_extra or {}))
-    # forked from the test process: a real service process without an interpreter start
-    proc = fork_main(["run", "--config", cfg, "--log-dir", logs], env=env, stderr=subprocess.PIPE)
-    try:
-        while "READY=1" not in server.recv(4096).decode():
-            pass
-    except TimeoutError:
-        proc.kill()
-        raise AssertionError(proc.communicate()[1])
-    finally:
-        server.close()
+    # a short folder of its own (a socket's path has room for 107 bytes), gone once READY came
+    with tempfile.TemporaryDirectory(prefix="notify-") as sock_dir:
+        sock_path = os.path.join(sock_dir, "notify")
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        server.bind(sock_path)
+        server.settimeout(60)
+        env = dict(NOTIFY_SOCKET=sock_path, WATCHDOG_USEC="", **(env_extra or {}))
+        # forked from the test process: a real service process without an interpreter start
+        proc = fork_main(["run", "--config", cfg, "--log-dir", logs], env=env, stderr=subprocess.PIPE)
+        try:
+            while "READY=1" not in server.recv(4096).decode():
+                pass
+        except TimeoutError:
+            proc.kill()
+            raise AssertionError(proc.communicate()[1])
+        finally:
+            server.close()
     return proc
 
 
