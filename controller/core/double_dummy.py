@@ -375,6 +375,18 @@ class Solver:
                     # leading into the ducking seat: first the suits it must follow
                     d = hands[duck_seat]
                     moves.sort(key=lambda c: (not d >> (c & ~7) & 255, c & 7))
+                elif duck_seat == z:
+                    # the ducking seat leads: first the cards some other hand must cover
+                    o1, o2 = hands[(z + 1) % 3], hands[(z + 2) % 3]
+
+                    def cover(c: int) -> int:
+                        sh = c & ~7
+                        above = 255 << (c & 7) + 1 & 255
+                        a1, a2 = o1 >> sh & 255, o2 >> sh & 255
+                        if (a1 and not a1 & ~above) or (a2 and not a2 & ~above):
+                            return 0                        # a hand holding only higher cards
+                        return 1 if (a1 | a2) & above else 2
+                    moves.sort(key=lambda c: (cover(c), c & 7))
                 else:
                     moves.sort(key=lambda c: c & 7)                # low cards first
                 if lead is not None and lead in moves:
