@@ -253,6 +253,21 @@ class Solver:
                     os_ ^= other
             return True
 
+        def caught(leader: int) -> bool:
+            """Whether the lone seat playing for the fewest takes every trick left: each of
+            its cards is above all the others' cards of its suit, and it is on lead, or the
+            leader holds one of its suits (led, it must follow and win, and then lead)."""
+            h = hands[duck_seat]
+            o = hands[(duck_seat + 1) % 3] | hands[(duck_seat + 2) % 3]
+            for sh in _SHIFTS:
+                hs = h >> sh & 255
+                if hs and (hs & -hs) < (o >> sh & 255):
+                    return False
+            if leader == duck_seat:
+                return True
+            lead = hands[leader]
+            return any(h >> sh & 255 and lead >> sh & 255 for sh in _SHIFTS)
+
         def boundary(plan: tuple, k: int) -> bool:
             """At the start of a trick: does the side playing for the count reach ``k``?"""
             if k <= 0:
@@ -290,9 +305,13 @@ class Solver:
                     return True
                 if hi < k:
                     return False
-            if duck_seat >= 0 and leader != duck_seat and leader != PRIKUP_ZONE and escapes(leader):
-                tt[key] = (lo, 0)
-                return False
+            if duck_seat >= 0 and leader != PRIKUP_ZONE:
+                if leader != duck_seat and escapes(leader):
+                    tt[key] = (lo, 0)
+                    return False
+                if caught(leader):
+                    tt[key] = (r, hi)
+                    return True
             if quick_side and leader != PRIKUP_ZONE:
                 q = quick(leader)
                 if q > r:
