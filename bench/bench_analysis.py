@@ -9,12 +9,13 @@ max CPU time of one deal's whole analysis, median and max search nodes, and the 
 traced memory of the slowest deal analysed again under tracemalloc; then the process's
 peak RSS.  Targets: median <= 30 ms, max <= 1 s, memory <= 100 MB per deal.
 
-The other solver is imported only from the folder given by ``--other PATH`` or the
-environment variable ``PREFERANS_SOLVER`` (a checkout of its public repository, kept
-outside this tree); without it that part is skipped with one line.  It solves the value
-at the start of a contract or misère (it has no raspasovka), each position in a child
-process bounded by ``--bound`` seconds of wall time and 2 GB of memory; ours is timed
-on the same start position (a fresh solver, the value alone).
+The other solver is imported only from the folder given by ``--other PATH``, the
+environment variable ``PREFERANS_SOLVER``, or /work/ext/preferans-solver when that holds
+a checkout (of its public repository, kept outside this tree); without one that part is
+skipped with one line.  It solves the value at the start of a contract or misère (it
+has no raspasovka), each position in a child process bounded by ``--bound`` seconds of
+CPU time and 2 GB of memory; ours is timed on the same start position (a fresh solver,
+the value alone), and the positions it does not finish are listed.
 
     python bench/bench_analysis.py [--deals 200] [--other PATH] [--other-deals 20] [--bound 20]
 """
@@ -23,8 +24,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
+import signal
 import statistics
 import subprocess
 import sys
@@ -45,6 +48,8 @@ from controller.core.double_dummy import SUIT_INDEX, Solver, hand_mask  # noqa: 
 from controller.core.tracker import DealTracker  # noqa: E402
 
 clock = time.process_time
+# where other projects' code is kept on the development machine, outside this tree
+OTHER_HOME = Path("/work/ext/preferans-solver")
 KINDS = ("contract", "misere", "raspasovka")
 
 # run in a child process: the other solver on one start position (its own API:
@@ -111,14 +116,20 @@ def other_at_start(path: str, bound: float, cfg, entry) -> dict | None:
             "trumps": SUIT_INDEX[kind.trump] if kind.trump else "-",
             "hands": [[(SUIT_INDEX[c.suit], c.rank) for c in hands[s]] for s in active]}
 
+    cpu = math.ceil(bound)
+
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+        # the bound is CPU time, as ours is measured: a shared machine's load does not cut it short
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
 
     try:
         done = subprocess.run([sys.executable, "-c", OTHER_RUNNER, path, json.dumps(spec)], capture_output=True,
-                              text=True, timeout=bound, preexec_fn=limit)
+                              text=True, timeout=bound * 30, preexec_fn=limit)
     except subprocess.TimeoutExpired:
         return None                 # subprocess.run killed the child
+    if done.returncode in (-signal.SIGXCPU, -signal.SIGKILL):
+        return None
     if done.returncode != 0:
         return {"error": (done.stderr.strip().splitlines() or ["exit %d" % done.returncode])[-1]}
     return json.loads(done.stdout)
@@ -131,11 +142,13 @@ def ms(seconds: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--deals", type=int, default=200, help="deals of each kind (default 200)")
-    parser.add_argument("--other", default=os.environ.get("PREFERANS_SOLVER"),
-                        help="a checkout of avysogorets/preferans-solver (default: $PREFERANS_SOLVER)")
+    parser.add_argument("--other", default=os.environ.get("PREFERANS_SOLVER") or (
+                        str(OTHER_HOME) if (OTHER_HOME / "backend" / "solver.py").is_file() else None),
+                        help=f"a checkout of avysogorets/preferans-solver (default: $PREFERANS_SOLVER, else "
+                             f"{OTHER_HOME} when it holds one)")
     parser.add_argument("--other-deals", type=int, default=20,
                         help="start positions of each kind given to the other solver (default 20)")
-    parser.add_argument("--bound", type=float, default=20.0, help="seconds per position for the other solver")
+    parser.add_argument("--bound", type=float, default=20.0, help="CPU seconds per position for the other solver")
     args = parser.parse_args()
 
     deals = played_deals(args.deals)
@@ -169,7 +182,7 @@ def main() -> int:
         print(f"other solver: skipped ({args.other} holds no backend/solver.py)")
         return 0
     print(f"\nstart positions (the value alone), ours beside avysogorets/preferans-solver "
-          f"(bound {args.bound:g} s, 2 GB each), first {args.other_deals} deals of each kind")
+          f"(bound {args.bound:g} s of CPU, 2 GB each), first {args.other_deals} deals of each kind")
     print(f"{'kind':<11} {'finished':>9} {'ours med':>10} {'other med':>10} {'ratio med':>10} "
           f"{'ratio min':>10} {'other nodes med':>16}  values")
     for kind in ("contract", "misere"):

@@ -222,8 +222,7 @@ def _solve(number, kind_name, declarer, kind, active, games, maximise, tricks, w
 
     A contract's one game is valued before every card; a raspasovka seat's game only
     before and after that seat's own cards (``full``: before every card, for the tests'
-    running sum).  The value just known bounds the next (after cards of the side playing
-    for the most it can only fall, after the other side's only rise), and is its guess."""
+    running sum)."""
     solvers = {name: Solver(kind, active, counted, maximise, prikup) for name, counted in games.items()}
     zone = {seat: i for i, seat in enumerate(active)}
     masks = [0, 0, 0]
@@ -231,7 +230,6 @@ def _solve(number, kind_name, declarer, kind, active, games, maximise, tricks, w
         for card in hand:
             masks[zone[seat]] |= 1 << card_index(card)
     plays = [(t, seat, card) for t, cards in enumerate(tricks) for seat, card in cards if seat != PRIKUP]
-    final = {name: sum(1 for w in winners if w in counted) for name, counted in games.items()}
     wanted = {}
     for name in games:
         if full or kind_name != KIND_RASPASOVKA:
@@ -239,44 +237,45 @@ def _solve(number, kind_name, declarer, kind, active, games, maximise, tricks, w
         else:
             mine = [j for j, (_, seat, _) in enumerate(plays) if seat == name]
             wanted[name] = {0} | set(mine) | {j + 1 for j in mine}
-    values: dict[str, dict[int, int]] = {name: {} for name in games}
-    known = dict(final)             # the last value found (first a guess: the count as played)
-    moved = {name: [False, False] for name in games}       # since it: a card of the max side, of the min side
+    # every active card's position: (trick, previous winner, cards laid to it, hands),
+    # whose cards were laid before it, and whether it was its seat's only choice (a
+    # forced card moves no value)
+    positions, forced = [], []
+    won_before = {name: [] for name in games}
     won = dict.fromkeys(games, 0)
     previous = None
-    j = 0
+    probe = next(iter(solvers.values()))
     for t, cards in enumerate(tricks):
         laid = []
         for seat, card in cards:
             if seat != PRIKUP:
-                for name, solver in solvers.items():
-                    if j not in wanted[name]:
-                        continue
-                    up, down = moved[name]
-                    base, lo, hi = known[name] - won[name], 0, None
-                    if j:
-                        if not down:
-                            hi = base
-                        if not up:
-                            lo = base
-                    v = won[name] + solver.value(masks, solver.plan(t, previous), laid, base, lo, hi)
-                    values[name][j] = v
-                    known[name] = v
-                    moved[name] = [False, False]
-                # a card that was its seat's only choice moves no value (no search after it)
-                if solvers[next(iter(solvers))].choices(masks, t, laid, seat) > 1:
-                    for name, counted in games.items():
-                        moved[name][0 if (seat in counted) == maximise else 1] = True
+                positions.append((t, previous, tuple(laid), tuple(masks)))
+                forced.append(probe.choices(masks, t, laid, seat) == 1)
+                for name in games:
+                    won_before[name].append(won[name])
                 masks[zone[seat]] ^= 1 << card_index(card)
-                j += 1
             laid.append(card_index(card))
-        winner = winners[t]
         for name, counted in games.items():
-            if winner in counted:
+            if winners[t] in counted:
                 won[name] += 1
-        previous = winner
-    for name in games:
-        values[name][len(plays)] = won[name]
+        previous = winners[t]
+    # valued from the last card back to the first: the value after a card bounds the value
+    # before it (a card of the side playing for the most can only lower it, the other
+    # side's only raise it) and is its guess, so a card as good as any costs one search,
+    # the null window just past that bound; and the table holds the played line's ends
+    values: dict[str, dict[int, int]] = {name: {len(plays): won[name]} for name in games}
+    for name, counted in games.items():
+        solver = solvers[name]
+        later = len(plays)
+        for j in sorted(wanted[name] - {len(plays)}, reverse=True):
+            between = [(plays[i][1] in counted) == maximise for i in range(j, later) if not forced[i]]
+            t, previous, laid, position = positions[j]
+            base = values[name][later] - won_before[name][j]
+            lo = base if all(between) else 0                  # only cards of the side playing for the most
+            hi = base if not any(between) else None           # only the other side's
+            values[name][j] = won_before[name][j] + solver.value(list(position), solver.plan(t, previous), laid,
+                                                                 base, lo, hi)
+            later = j
     cards = []
     for j, (t, seat, card) in enumerate(plays):
         name = seat if kind_name == KIND_RASPASOVKA else declarer

@@ -253,6 +253,21 @@ class Solver:
                     os_ ^= other
             return True
 
+        def caught(leader: int) -> bool:
+            """Whether the lone seat playing for the fewest takes every trick left: each of
+            its cards is above all the others' cards of its suit, and it is on lead, or the
+            leader holds one of its suits (led, it must follow and win, and then lead)."""
+            h = hands[duck_seat]
+            o = hands[(duck_seat + 1) % 3] | hands[(duck_seat + 2) % 3]
+            for sh in _SHIFTS:
+                hs = h >> sh & 255
+                if hs and (hs & -hs) < (o >> sh & 255):
+                    return False
+            if leader == duck_seat:
+                return True
+            lead = hands[leader]
+            return any(h >> sh & 255 and lead >> sh & 255 for sh in _SHIFTS)
+
         def boundary(plan: tuple, k: int) -> bool:
             """At the start of a trick: does the side playing for the count reach ``k``?"""
             if k <= 0:
@@ -290,9 +305,13 @@ class Solver:
                     return True
                 if hi < k:
                     return False
-            if duck_seat >= 0 and leader != duck_seat and leader != PRIKUP_ZONE and escapes(leader):
-                tt[key] = (lo, 0)
-                return False
+            if duck_seat >= 0 and leader != PRIKUP_ZONE:
+                if leader != duck_seat and escapes(leader):
+                    tt[key] = (lo, 0)
+                    return False
+                if caught(leader):
+                    tt[key] = (r, hi)
+                    return True
             if quick_side and leader != PRIKUP_ZONE:
                 q = quick(leader)
                 if q > r:
@@ -375,6 +394,18 @@ class Solver:
                     # leading into the ducking seat: first the suits it must follow
                     d = hands[duck_seat]
                     moves.sort(key=lambda c: (not d >> (c & ~7) & 255, c & 7))
+                elif duck_seat == z:
+                    # the ducking seat leads: first the cards some other hand must cover
+                    o1, o2 = hands[(z + 1) % 3], hands[(z + 2) % 3]
+
+                    def cover(c: int) -> int:
+                        sh = c & ~7
+                        above = 255 << (c & 7) + 1 & 255
+                        a1, a2 = o1 >> sh & 255, o2 >> sh & 255
+                        if (a1 and not a1 & ~above) or (a2 and not a2 & ~above):
+                            return 0                        # a hand holding only higher cards
+                        return 1 if (a1 | a2) & above else 2
+                    moves.sort(key=lambda c: (cover(c), c & 7))
                 else:
                     moves.sort(key=lambda c: c & 7)                # low cards first
                 if lead is not None and lead in moves:

@@ -3,11 +3,13 @@
 The brute force (dd_brute.py) tries every legal card of every hand with no pruning; the
 solver must give the same value on random endings of 3 to 6 cards a hand, of every kind
 of deal (trump and no-trump contracts, misère, raspasovka with each prikup mode,
-starting at a trick's lead or inside a trick).
+starting at a trick's lead or inside a trick).  ``DD_RANDOM_ENDINGS`` multiplies how
+many endings of each size are checked (the default keeps this file to a few seconds).
 """
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
@@ -20,6 +22,7 @@ from controller.core.deal import PRIKUP, ContractPlay, Raspasovka, active_seats
 from controller.core.double_dummy import Solver, card_index, hand_mask
 
 GAMES = ["6s", "7c", "8d", "9h", "6n", "7n", "misere"]
+SCALE = int(os.environ.get("DD_RANDOM_ENDINGS", "1"))
 
 
 def random_ending(rng: random.Random, n: int):
@@ -70,7 +73,7 @@ def solver_value(kind, hands, counted, maximise, trick, previous, laid, prikup) 
 @pytest.mark.parametrize("n, count, seed", [(3, 1000, 1), (4, 60, 2), (5, 3, 3), (6, 1, 4)])
 def test_solver_equals_brute_force(n, count, seed):
     rng = random.Random(seed)
-    for _ in range(count):
+    for _ in range(count * SCALE):
         position = random_ending(rng, n)
         expected = brute_value(*position)
         assert solver_value(*position) == expected, position
@@ -158,3 +161,20 @@ def test_prikup_tricks_belong_to_the_dealer_at_most_two():
     assert _both(only, hands, ["seat1"], False, trick=0, previous=None, prikup=prikup) == (1, 1)
     # seat2 is sure of none: it follows under everything
     assert _both(leads, hands, ["seat2"], False, trick=0, previous=None, prikup=prikup) == (0, 0)
+
+
+def test_the_last_free_card_squeezes_no_one_holding_a_spare():
+    """seat1 plays 7NT with the A♣ and two threats, the 10♥ and the 10♦, against seat2's
+    J♥ and J♦.  Without a dummy the declarer alone faces each defender card for card: he
+    has three cards, the A♣ and two threats, and seat2 needs only two of his three to
+    guard them, so the A♣ led finds seat2 a spare to throw (the 9♥, or a club to follow
+    with): one trick, never the squeeze's two.  With the guards split (the Q♦ beside
+    the J♦) the same: the spare is the second diamond."""
+    active = ("seat1", "seat2", "seat3")
+    kind = ContractPlay(Rules(), "7n", active)
+    for guards in ("Jh Jd 9h", "Jh Jd 7c", "Jh Qd Jd"):
+        hands = _hands(seat1="Ac 10h 10d", seat2=guards, seat3="8c 9c Kc")
+        assert _both(kind, hands, ["seat1"], True, previous="seat1") == (1, 1), guards
+    # the threats good once seat2 holds no guard: both, after the A♣
+    hands = _hands(seat1="Ac 10h 10d", seat2="7c 8h 8d", seat3="8c 9c Kc")
+    assert _both(kind, hands, ["seat1"], True, previous="seat1") == (3, 3)
