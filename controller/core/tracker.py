@@ -38,19 +38,22 @@ from .deal import CARD, CODES, CONFIRM, KIND_RASPASOVKA, PRIKUP, Deal, Trick
 from .deck import Deck
 from .events import BUTTON, CLAIM, PLACED, VALUE_FIELD, TableEvent
 from .phase_model import PhaseModel
-from .phases import AUCTION, CLAIM_STATE, HELD, IDLE, PLAY, SHOWN, STATES, TRANSITIONS, phase_machine
+from .phases import AUCTION, CLAIM_STATE, HELD, PLAY, SHOWN, phase_machine
 from .records import (ENTRY_DEFAULTS, BetweenDeals, DealRecord, Records, completed_entry, deal_entry,
                       replayed_deal)
 from .scoring import Pulka, settlement_object
 from .series import next_deal
-from .signals import (CONTRACT_MISTAKES, INVALID_CONTROL, MAX_ALERTS, MESSAGES, NOT_IN_PLAY, ORDER_GUESSED,
+from .signals import (CONTRACT_MISTAKES, MAX_ALERTS, MESSAGES, NOT_IN_PLAY, ORDER_GUESSED,
                       OUT_OF_TURN, REVOKE, SAME_CARD, TABLE_NOT_CLEAR, UNKNOWN_TAG, Signal, alert_key,
                       new_signal)
-from .tokens import control_line_for
+from .tokens import control_line_for, phase_of
 
 logging.getLogger("transitions").setLevel(logging.WARNING)
 
-_PLAYING = (PLAY, HELD)
+# what the rest of the controller takes from here: the tracker, its signals and its records
+__all__ = ["DealTracker", "Signal", "TABLE_NOT_CLEAR", "BetweenDeals", "DealRecord", "Records", "ENTRY_DEFAULTS",
+           "completed_entry", "deal_entry"]
+
 
 class DealTracker(PhaseModel):
     """Consumes :class:`TableEvent` objects and follows raspasovka, contract and misère deals."""
@@ -193,7 +196,7 @@ class DealTracker(PhaseModel):
         lies, does nothing; its presence is kept with the other non-card tags."""
         if not self._tag_newly_laid(event):
             return []
-        line = control_line_for(token, event.zone, self.phase, event.t)
+        line = control_line_for(token, event.zone, phase_of(self), event.t)
         return [] if line is None else self._control(line)
 
     def _mistake(self, t: float, kind: str, zone: str, card: Card, **extra) -> list[Signal]:
