@@ -9,7 +9,8 @@ finished deal writes.  :class:`Raspasovka` (RULES.md) and :class:`ContractPlay`
 :class:`Deal` knows nothing of readers or presence; the tracker feeds it the
 lines it accepted (cards and the calls of :mod:`controller.core.bidding`).
 Everything is derived from that list of accepted lines, so taking one back
-(``undo``) is replaying all lines but the last.  The deal has no phase of its own:
+(``undo``) is replaying all lines but the last (the tracker feeds them to its machine
+again).  The deal has no phase of its own:
 which line is allowed when is the tracker's state machine
 (:mod:`controller.core.phases`), the one truth of a deal's phase; the deal answers
 what its rules decide (the auction's result, the whisting's, whose card is due).
@@ -493,16 +494,6 @@ class Deal:
         proven = Revoke(zone, suit, at, index, by_trump)
         self.revokes.append(proven)
         return proven
-
-    def without_last(self) -> "Deal":
-        """A fresh deal with every accepted line but the last (``undo``)."""
-        deal = Deal(self.number, self.dealer, self.price, self.step, self.players, self.rules)
-        for event, who, value in self.lines[:-1]:
-            if event == CARD:
-                deal.play(who, value)
-            else:
-                deal.call(event, who, value)
-        return deal
 
     # --- results -------------------------------------------------------------------
 

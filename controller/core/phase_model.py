@@ -16,7 +16,7 @@ checked before the machine is asked.
 
 from __future__ import annotations
 
-from .bidding import CONTRACT as CONTRACT_RESULT, MISERE_DEAL, PLAY as PLAYED, RASPASOVKA, Auction, contract_refusal
+from .bidding import CONTRACT as CONTRACT_RESULT, MISERE_DEAL, PLAY as PLAYED, Auction, contract_refusal
 from .deal import CARD, KIND_RASPASOVKA, Deal
 from .events import BID, CLAIM, MISERE, RESULT, VALUE_FIELD, TableEvent
 from .phases import ALLOWED, IDLE, NO_WHISTING, REFUSED
@@ -170,26 +170,22 @@ class PhaseModel:
 
     # --- conditions of the moves: what the recorded line decided ---------------------
 
+    def auction_open(self, *_) -> bool:
+        return self.deal.bidding.auction.result is None
+
     def auction_won(self, *_) -> bool:
         return self.deal.bidding.auction.result == CONTRACT_RESULT
 
-    def auction_played(self, *_) -> bool:
-        return self.deal.bidding.auction.result in (RASPASOVKA, MISERE_DEAL)
-
     def whisting_open(self, *_) -> bool:
-        return self.deal.bidding.whisting is not None
+        """A whisting that waits for calls (after a contract, or a result line, that has one)."""
+        whisting = self.deal.bidding.whisting
+        return whisting is not None and whisting.result is None
 
     def misere_declared(self, *_) -> bool:
         return self.deal.bidding.game == MISERE
 
-    def ten_not_whisted(self, *_) -> bool:
-        return self.deal.bidding.whisting is None
-
     def whisting_played(self, *_) -> bool:
         return self.deal.bidding.whisting.result == PLAYED
-
-    def whisting_ended(self, *_) -> bool:
-        return self.deal.bidding.whisting.result is not None
 
     # --- effects: the line recorded, the derived lines written -----------------------
 

@@ -20,8 +20,9 @@ state its transitions are tried in order (:func:`line_moves`):
 2. the line is recorded (``record``, or ``open_deal`` for a deal's first line: the
    ``prepare`` of the first move, run once), and the first move whose condition holds
    on what the line decided is made, with its effects (``auction_decided``,
-   ``whisting_decided``, ``ten_unwhisted``, ``end_deal``: the derived lines);
-3. none holds: the phase goes on.
+   ``whisting_decided``, ``ten_unwhisted``, ``end_deal``: the derived lines); the last
+   move has no condition.  The most frequent comes first (a bid that leaves the auction
+   open: the phase goes on), so that a replay tries few transitions.
 
 A card fires no trigger (the play's own bookkeeping is the deal's); the machine
 moves with the deal's first card (``start_deal``), a held trick (``hold_trick``,
@@ -56,52 +57,51 @@ SHOWN = {state: state for state in STATES} | {HELD: PLAY}
 _TEN_UNWHISTED = ["ten_unwhisted", "end_deal"]
 
 
-def line_moves(trigger: str, source: str, guard: str, moves=(), otherwise: str | None = None,
-               effects=()) -> list[dict]:
+def line_moves(trigger: str, source: str, guard: str, moves=((None, None, ()),)) -> list[dict]:
     """The transitions of the line ``trigger`` from ``source``: refused by ``guard`` (no
     move; the mistake line), else recorded and moved by the first ``(dest, condition,
-    effects)`` of ``moves`` whose condition holds, else to ``otherwise`` (None: the phase
-    goes on) with ``effects``."""
+    effects)`` of ``moves`` whose condition holds (dest None: the phase goes on; the last
+    move's condition is None); by default the phase goes on."""
     out = [{"trigger": trigger, "source": source, "dest": None, "unless": guard, "after": "refuse"}]
     record = "open_deal" if source == IDLE else "record"
-    for dest, condition, after in [*moves, (otherwise, None, list(effects))]:
+    for dest, condition, after in moves:
         move = {"trigger": trigger, "source": source, "dest": dest}
         if len(out) == 1:
             move["prepare"] = record            # once: the guard let the line through
         if condition is not None:
             move["conditions"] = condition
         if after:
-            move["after"] = after
+            move["after"] = list(after)
         out.append(move)
     return out
 
 
 _AUCTION_ENDS = [(CONTRACT_PHASE, "auction_won", ["auction_decided"]),    # won with a game
-                 (PLAY, "auction_played", ["auction_decided"])]           # all passed, or misère
+                 (PLAY, None, ["auction_decided"])]                       # all passed, or misère
 
 TRANSITIONS = [
     # a deal's first line: a bid (the first hand's), or a result line (the auction and the
     # contract at once, RULES-contracts.md "Second edition"); a card starts a raspasovka
-    *line_moves(BID, IDLE, "first_bid_valid", _AUCTION_ENDS, otherwise=AUCTION),
+    *line_moves(BID, IDLE, "first_bid_valid", [(AUCTION, "auction_open", ()), *_AUCTION_ENDS]),
     *line_moves(RESULT, IDLE, "result_valid",
                 [(WHISTING, "whisting_open", ["auction_decided"]),
-                 (PLAY, "misere_declared", ["auction_decided"])],
-                otherwise=IDLE, effects=["auction_decided", *_TEN_UNWHISTED]),   # a 10 not whisted
+                 (PLAY, "misere_declared", ["auction_decided"]),
+                 (IDLE, None, ["auction_decided", *_TEN_UNWHISTED])]),          # a 10 not whisted
     {"trigger": "start_deal", "source": IDLE, "dest": PLAY},
-    *line_moves(BID, AUCTION, "bid_valid", _AUCTION_ENDS),
-    *line_moves(CONTRACT, CONTRACT_PHASE, "contract_valid", [(IDLE, "ten_not_whisted", _TEN_UNWHISTED)],
-                otherwise=WHISTING),
+    *line_moves(BID, AUCTION, "bid_valid", [(None, "auction_open", ()), *_AUCTION_ENDS]),
+    *line_moves(CONTRACT, CONTRACT_PHASE, "contract_valid",
+                [(WHISTING, "whisting_open", ()), (IDLE, None, _TEN_UNWHISTED)]),     # a 10 not whisted
     # after the game is named a contract line is refused, but after a misère auction (the
     # game is misère until the first card: accepted, it changes nothing)
     *line_moves(CONTRACT, WHISTING, "contract_valid"),
     *line_moves(CONTRACT, PLAY, "contract_valid"),
     *line_moves(CONTRACT, HELD, "contract_valid"),
     *line_moves(WHIST, WHISTING, "whist_valid",
-                [(PLAY, "whisting_played", ["whisting_decided"]),
-                 (IDLE, "whisting_ended", ["whisting_decided", "end_deal"])]),   # both pass, half-whist
+                [(None, "whisting_open", ()), (PLAY, "whisting_played", ["whisting_decided"]),
+                 (IDLE, None, ["whisting_decided", "end_deal"])]),               # both pass, half-whist
     *line_moves(WHIST_MODE, PLAY, "mode_valid"),
     *line_moves(WHIST_MODE, HELD, "mode_valid"),
-    *line_moves(CLAIM, PLAY, "claim_valid", otherwise=CLAIM_STATE, effects=["claim_waiting"]),
+    *line_moves(CLAIM, PLAY, "claim_valid", [(CLAIM_STATE, None, ["claim_waiting"])]),
     # a trick is counted when its last card comes, or on `confirm` if it was held
     {"trigger": "hold_trick", "source": PLAY, "dest": HELD},
     {"trigger": "release_trick", "source": HELD, "dest": PLAY},
