@@ -19,7 +19,7 @@ from __future__ import annotations
 from .bidding import CONTRACT as CONTRACT_RESULT, MISERE_DEAL, PLAY as PLAYED, Auction, contract_refusal
 from .deal import CARD, KIND_RASPASOVKA, Deal
 from .events import BID, CLAIM, MISERE, RESULT, VALUE_FIELD, TableEvent
-from .phases import ALLOWED, IDLE, NO_WHISTING, REFUSED
+from .phases import ALLOWED, IDLE, IN_PHASE, NO_WHISTING, REFUSED
 from .records import DealRecord, deal_entry, replayed_deal
 from .scoring import pulya_order
 from .signals import INVALID_CONTROL, TABLE_NOT_CLEAR, Signal
@@ -61,7 +61,24 @@ class PhaseModel:
             return self._refuse(t, kind, seat, value, message)
         if kind == CLAIM and self.parked:
             return self._refuse(t, kind, seat, value, "a claim only between tricks (a trick is open)")
+        guard = IN_PHASE.get((kind, state))
+        if guard is not None:
+            return self._call(kind, seat, value, guard)
         return self._line(kind, seat, value)
+
+    def _call(self, kind: str, seat: str, value, guard: str) -> list[Signal]:
+        """A call inside the auction or the whisting: judged by ``guard`` (their own check),
+        recorded; the machine moves when it decides its phase."""
+        if not getattr(self, guard)(kind, seat, value):
+            return self._refuse(self._t, kind, seat, value, self._why)
+        self.record(kind, seat, value)
+        if kind == BID:
+            if not self.auction_open():
+                self.auction_ends()
+        elif not self.whisting_open():
+            self.whisting_ends()
+        out, self._out = self._out, []
+        return out
 
     def _first_line(self, event: TableEvent) -> list[Signal]:
         """A bid or result line with no deal in progress: it begins a deal with an auction
@@ -91,7 +108,11 @@ class PhaseModel:
         for kind, who, value in deal.lines[:-1]:
             if kind != CARD:
                 self._opening = rest
-                self._line(kind, who, value)
+                guard = IN_PHASE.get((kind, self.state))
+                if guard is not None:
+                    self._call(kind, who, value, guard)
+                else:
+                    self._line(kind, who, value)
                 continue
             if self.state == IDLE:
                 self.deal = rest
@@ -202,9 +223,10 @@ class PhaseModel:
         self.record(kind, seat, value)
 
     def record(self, kind: str, seat: str | None, value) -> None:
-        self.deal.call(kind, seat, value)
         if kind == CLAIM:
+            self.deal.call(CLAIM, None, value)      # the table's claim, not a seat's
             return                      # its line says its state (claim_waiting)
+        self.deal.call(kind, seat, value)
         data = {"deal": self.deal.number}
         if seat is not None:
             data["seat"] = seat

@@ -8,11 +8,16 @@ and ``claim`` (a claim waits for ``confirm``, RULES-contracts.md "Claims").  The
 model is the :class:`~controller.core.tracker.DealTracker`: the names below are its
 methods.
 
-Every control line (``bid``, ``contract``, ``whist``, ``whist_mode``, ``result``,
-``claim``) is a trigger of its own, fired with ``(kind, seat, value)``.  A line is
-allowed only from the states that have a transition for it (:data:`ALLOWED`; from
-any other state it is refused with the message of :data:`REFUSED`); from such a
-state its transitions are tried in order (:func:`line_moves`):
+A control line (``bid``, ``contract``, ``whist``, ``whist_mode``, ``result``,
+``claim``) is allowed only from the states of :data:`ALLOWED` (from any other it is
+refused with the message of :data:`REFUSED`).  A call inside the auction or the
+whisting -- a bid in ``auction``, a whist call in ``whisting`` (:data:`IN_PHASE`) --
+is the auction's or the whisting's own bookkeeping, as a card inside the play is the
+deal's: judged by their own check and recorded without a trigger, it moves the machine
+when it decides its phase (``auction_ends``, ``whisting_ends``, whose conditions choose
+the way on).  Every other line is a trigger of its own, fired with ``(kind, seat,
+value)``; from a state that allows it its transitions are tried in order
+(:func:`line_moves`):
 
 1. the guard, the machine's condition that the line is valid by the rules (e.g.
    ``bid_valid``: the auction's own check); a line it refuses makes no move and its
@@ -21,11 +26,10 @@ state its transitions are tried in order (:func:`line_moves`):
    ``prepare`` of the first move, run once), and the first move whose condition holds
    on what the line decided is made, with its effects (``auction_decided``,
    ``whisting_decided``, ``ten_unwhisted``, ``end_deal``: the derived lines); the last
-   move has no condition.  The most frequent comes first (a bid that leaves the auction
-   open: the phase goes on), so that a replay tries few transitions.
+   move has no condition.
 
-A card fires no trigger (the play's own bookkeeping is the deal's); the machine
-moves with the deal's first card (``start_deal``), a held trick (``hold_trick``,
+So a replay fires about as many triggers as a deal has phases.  A card fires no
+trigger; the machine moves with the deal's first card (``start_deal``), a held trick (``hold_trick``,
 ``release_trick``), the last trick (``finish_deal``), a claim confirmed, a deal
 abandoned.  ``undo`` is a transition of the model too: from any state, when there
 is a line to take back, the deal is taken apart (back to ``idle``) and the lines
@@ -88,7 +92,9 @@ TRANSITIONS = [
                  (PLAY, "misere_declared", ["auction_decided"]),
                  (IDLE, None, ["auction_decided", *_TEN_UNWHISTED])]),          # a 10 not whisted
     {"trigger": "start_deal", "source": IDLE, "dest": PLAY},
-    *line_moves(BID, AUCTION, "bid_valid", [(None, "auction_open", ()), *_AUCTION_ENDS]),
+    # the auction decided by its last call; the whisting by its last whist call
+    *({"trigger": "auction_ends", "source": AUCTION, "dest": dest, "conditions": condition, "after": after}
+      for dest, condition, after in _AUCTION_ENDS),
     *line_moves(CONTRACT, CONTRACT_PHASE, "contract_valid",
                 [(WHISTING, "whisting_open", ()), (IDLE, None, _TEN_UNWHISTED)]),     # a 10 not whisted
     # after the game is named a contract line is refused, but after a misère auction (the
@@ -96,9 +102,10 @@ TRANSITIONS = [
     *line_moves(CONTRACT, WHISTING, "contract_valid"),
     *line_moves(CONTRACT, PLAY, "contract_valid"),
     *line_moves(CONTRACT, HELD, "contract_valid"),
-    *line_moves(WHIST, WHISTING, "whist_valid",
-                [(None, "whisting_open", ()), (PLAY, "whisting_played", ["whisting_decided"]),
-                 (IDLE, None, ["whisting_decided", "end_deal"])]),               # both pass, half-whist
+    {"trigger": "whisting_ends", "source": WHISTING, "dest": PLAY, "conditions": "whisting_played",
+     "after": ["whisting_decided"]},
+    {"trigger": "whisting_ends", "source": WHISTING, "dest": IDLE,
+     "after": ["whisting_decided", "end_deal"]},                                   # both pass, half-whist
     *line_moves(WHIST_MODE, PLAY, "mode_valid"),
     *line_moves(WHIST_MODE, HELD, "mode_valid"),
     *line_moves(CLAIM, PLAY, "claim_valid", [(CLAIM_STATE, None, ["claim_waiting"])]),
@@ -113,8 +120,11 @@ TRANSITIONS = [
 ]
 
 LINES = (BID, CONTRACT, WHIST, WHIST_MODE, RESULT, CLAIM)
-# The states each line is allowed from: those with a transition for it.
-ALLOWED = {line: frozenset(t["source"] for t in TRANSITIONS if t["trigger"] == line) for line in LINES}
+# The calls inside a phase, by the guard that judges them (the auction's, the whisting's own check).
+IN_PHASE = {(BID, AUCTION): "bid_valid", (WHIST, WHISTING): "whist_valid"}
+# The states each line is allowed from: those with a transition for it, and its phase for a call.
+ALLOWED = {line: frozenset([*(t["source"] for t in TRANSITIONS if t["trigger"] == line),
+                            *(state for kind, state in IN_PHASE if kind == line)]) for line in LINES}
 
 _NO_DEAL = "no deal awaits this line"
 _CLAIM_WAITS = "a claim waits for confirm"
@@ -145,4 +155,4 @@ def phase_machine(model, machine_class=Machine, **options) -> Machine:
 
 
 __all__ = ["IDLE", "PLAY", "HELD", "CLAIM_STATE", "STATES", "IN_DEAL", "SHOWN", "TRANSITIONS", "LINES",
-           "ALLOWED", "REFUSED", "NO_WHISTING", "line_moves", "phase_machine"]
+           "IN_PHASE", "ALLOWED", "REFUSED", "NO_WHISTING", "line_moves", "phase_machine"]

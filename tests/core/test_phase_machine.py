@@ -6,7 +6,7 @@ import pytest
 
 from controller.core.cards import parse_card
 from controller.core.events import BID, CLAIM, CONTRACT, RESULT, WHIST, WHIST_MODE, TableEvent
-from controller.core.phases import ALLOWED, LINES, REFUSED, STATES, TRANSITIONS
+from controller.core.phases import ALLOWED, IN_PHASE, LINES, REFUSED, STATES, TRANSITIONS
 from controller.core.snapshot import SnapshotBuilder
 from controller.core.tracker import DealTracker
 from table_script import Script, config
@@ -58,14 +58,19 @@ def test_every_line_in_every_state_is_allowed_or_refused_with_its_reason():
             assert allowed != ((line, state) in REFUSED), (line, state)
 
 
-def test_every_allowed_line_is_judged_first_by_its_guard_a_condition_of_the_machine():
+def test_every_line_that_is_a_trigger_is_judged_first_by_its_guard_a_condition_of_the_machine():
     firsts = {}
     for t in TRANSITIONS:
         if t["trigger"] in LINES:
             firsts.setdefault((t["trigger"], t["source"]), t)
-    assert set(firsts) == {(line, state) for line in LINES for state in ALLOWED[line]}
+    assert set(firsts) == {(line, state) for line in LINES for state in ALLOWED[line]} - set(IN_PHASE)
     for (line, state), first in firsts.items():
         assert first["dest"] is None and first["after"] == "refuse" and first["unless"].endswith("_valid")
+    # a call inside its phase is judged by the auction's or the whisting's own check, and
+    # moves the machine only when it decides the phase
+    assert IN_PHASE == {(BID, "auction"): "bid_valid", (WHIST, "whisting"): "whist_valid"}
+    ends = {t["trigger"]: t["source"] for t in TRANSITIONS if t["trigger"].endswith("_ends")}
+    assert ends == {"auction_ends": "auction", "whisting_ends": "whisting"}
 
 
 class Strict(DealTracker):
