@@ -4,10 +4,12 @@ The phase of the deal in progress is the state of a ``transitions`` machine whos
 model is the tracker (:mod:`controller.core.phases` declares it as data;
 :class:`~controller.core.phase_model.PhaseModel` holds its guards and effects):
 ``idle`` between deals, ``auction``, ``contract`` (the declarer's game), ``whisting``,
-``play``, ``held`` (a trick waiting for ``confirm``) and ``claim``.  Every control line
-is a trigger, judged by the machine's conditions; a card fires a trigger only when it
-moves the phase -- a deal's first card, a held trick, the last trick -- so a card inside
-the play is the deal's own bookkeeping (the replay's speed).  With
+``play``, ``held`` (a trick waiting for ``confirm``) and ``claim``.  A control line is
+allowed or refused by the machine's data, and is a trigger judged by the machine's
+conditions; a call inside the auction or the whisting, like a card inside the play, is
+their own bookkeeping and fires a trigger only when it moves the phase -- the auction's
+or the whisting's last call, a deal's first card, a held trick, the last trick (the
+replay's speed: about one trigger a phase).  With
 ``rules.bidding = false`` a deal goes from ``idle`` straight to ``play`` (RULES.md);
 with ``true`` every deal begins with its auction (RULES-contracts.md); with ``"auto"``
 (the default) the deal's first accepted line decides: a card, a bid, or a result line
