@@ -47,7 +47,7 @@ from controller.core.config import GameConfig  # noqa: E402
 from controller.app.sim import Noise, TableSimulator  # noqa: E402
 from controller.core.tracker import DealTracker  # noqa: E402
 from controller.core.config import Rules, Table  # noqa: E402
-from controller.store.gamelog import _group as event_group  # noqa: E402
+from controller.store.gamelog import event_lines as event_group  # noqa: E402
 from controller.store.replay import events_of_stream, replay_file  # noqa: E402
 from contract_games import MixedGame  # noqa: E402
 

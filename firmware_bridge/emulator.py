@@ -10,7 +10,7 @@ table meets: dropped frames, corrupted CRCs, garbage, silence, a reboot (a
 fresh ``Hub`` with a new boot_id), an unplug and a return of the pty or TCP
 port.  Like OctoPrint's virtual printer it sits behind the same interface as
 the real device: the host opens a path or a ``socket://`` URL.
-``preftable hub-emulator`` is :func:`serve` (its options and the simulated players
+``preftable hub-emulator`` is :func:`firmware_bridge.emulator_serve.serve` (its options and the simulated players
 that ``--simulate`` plays by the table's rules are the app's:
 :mod:`controller.app.hub_emulator_cli`).
 """
@@ -19,125 +19,24 @@ from __future__ import annotations
 
 import logging
 import os
-import select
-import signal
-import socket
-import sys
 import tempfile
 import threading
 import time
-import tty
 from collections import Counter
 from typing import Callable, Iterable, Sequence
 
 from controller.core.cards import DECK
-from controller.core.deck import load_deck
-from controller.core.errors import LinkError
-from controller.core.events import TableEvent, normalise_uid
 
 from .codec import MAX_FRAME, MAX_READERS, PROTO_VERSION, Frame, FrameError, decode_line
 from .firmware.hub import CFG_DEFAULTS, HB_MS, STATE_MS, Hub, make_boot_id
+# The line to the host and its faults: the half of the emulator beside this one.
+from .emulator_line import FirmwareLine, LineFaults, PtyPort, TcpPort
 from .mpfake.devices import HubTicks, RecordingBuzzer, RecordingDisplay, RecordingLeds, VirtualReader
 
 log = logging.getLogger(__name__)
 
-WRITE_WAIT = 0.05          # s a frame may wait for a full pty/socket before it is dropped
 
-
-class _Pty:
-    """Master end of a raw pty; the slave stays open so its path persists."""
-
-    def __init__(self) -> None:
-        self.master, self.slave = os.openpty()
-        tty.setraw(self.slave)            # no echo, no CR/LF translation, before any host opens it
-        os.set_blocking(self.master, False)
-        self.path = os.ttyname(self.slave)
-
-    def fileno(self) -> int:
-        return self.master
-
-    def write(self, data: bytes, wait: float) -> bool:
-        view = memoryview(data)
-        deadline = time.monotonic() + wait
-        while view:
-            if self.master < 0:
-                return False
-            try:
-                view = view[os.write(self.master, view):]
-            except BlockingIOError:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([], [self.master], [], left)[1]:
-                    return False
-            except OSError:
-                return False
-        return True
-
-    def read(self, timeout: float) -> bytes:
-        try:
-            if self.master < 0 or not select.select([self.master], [], [], timeout)[0]:
-                return b""
-            return os.read(self.master, 4096)
-        except (OSError, ValueError):          # closed under us by unplug()
-            return b""
-
-    def close(self) -> None:
-        fds, self.master, self.slave = (self.master, self.slave), -1, -1
-        for fd in fds:
-            if fd >= 0:
-                os.close(fd)
-
-
-class _Tcp:
-    """A listening socket; the latest client is the host."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.server.bind((host, port))
-        self.server.listen(1)
-        self.address = self.server.getsockname()[:2]
-        self.client: socket.socket | None = None
-
-    def write(self, data: bytes, wait: float) -> bool:
-        client = self.client
-        if client is None:
-            return False
-        try:
-            client.settimeout(wait)
-            client.sendall(data)
-            return True
-        except OSError:
-            return False
-
-    def read(self, timeout: float) -> bytes:
-        server, client = self.server, self.client      # unplug() may close them under us
-        try:
-            ready = select.select([server] + ([client] if client else []), [], [], timeout)[0]
-            if server in ready:
-                new, _ = server.accept()
-                new.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                if client is not None:
-                    client.close()
-                self.client = new
-                return b""
-            if client is not None and client in ready:
-                data = client.recv(4096)
-                if not data:
-                    client.close()
-                    self.client = None
-                return data
-        except (OSError, ValueError):
-            pass
-        return b""
-
-    def close(self) -> None:
-        if self.client is not None:
-            self.client.close()
-            self.client = None
-        self.server.close()
-
-
-class HubEmulator:
+class HubEmulator(LineFaults):
     """The shipping firmware's :class:`~firmware_bridge.firmware.hub.Hub` with
     ``readers`` virtual readers, served on a pty or a TCP port.
 
@@ -191,7 +90,7 @@ class HubEmulator:
         self._leds = RecordingLeds(leds)
         self._display = RecordingDisplay()
         self._buzzer = RecordingBuzzer()
-        self._line = _Line(self)
+        self._line = FirmwareLine(self)
         self._inbox = bytearray()          # host bytes the firmware has not read yet
         self._partial = b""                # a host line still arriving
         self._cfg_sent: list[tuple[str, str]] = []
@@ -201,7 +100,7 @@ class HubEmulator:
         self._silent_until = 0.0
         self._capture: list[bytes] | None = None
         self._edge_written_at = 0.0
-        self._transport: _Pty | _Tcp | None = None
+        self._transport: PtyPort | TcpPort | None = None
         self._kind: str | None = None
         self._tcp_address: tuple[str, int] | None = None
         self._tmpdir: str | None = None
@@ -256,7 +155,7 @@ class HubEmulator:
             self._tmpdir = tempfile.mkdtemp(prefix="preftable-hub-")
             self.link_path = os.path.join(self._tmpdir, "hub")
             self._kind = "pty"
-            self._plug(_Pty())
+            self._plug(PtyPort())
             path = self._transport.path
         self._start_thread()
         return path
@@ -265,13 +164,13 @@ class HubEmulator:
     def device_path(self) -> str | None:
         """The current pty's own path (``/dev/pts/N``), if serving on a pty."""
         transport = self._transport
-        return transport.path if isinstance(transport, _Pty) else None
+        return transport.path if isinstance(transport, PtyPort) else None
 
     def serve_tcp(self, host: str = "127.0.0.1", port: int = 0) -> tuple[str, int]:
         """Serve on a TCP port (0: any free one); the host opens ``socket://host:port``."""
         with self._lock:
             self._kind = "tcp"
-            self._plug(_Tcp(host, port))
+            self._plug(TcpPort(host, port))
         self._start_thread()
         return self._tcp_address
 
@@ -284,9 +183,9 @@ class HubEmulator:
             raise RuntimeError("no transport open: call open_pty() or serve_tcp() first")
         return self.link_path
 
-    def _plug(self, transport: _Pty | _Tcp) -> None:
+    def _plug(self, transport: PtyPort | TcpPort) -> None:
         self._transport = transport
-        if isinstance(transport, _Pty):
+        if isinstance(transport, PtyPort):
             tmp = self.link_path + ".new"
             if os.path.lexists(tmp):
                 os.unlink(tmp)
@@ -518,30 +417,6 @@ class HubEmulator:
 
     # ------------------------------------------------------------------ faults
 
-    def drop_next(self, n: int = 1, verbs: Iterable[str] | None = None) -> None:
-        """Lose the next ``n`` frames (of ``verbs`` only, if given) on the line."""
-        with self._lock:
-            self._drop.append((n, None if verbs is None else frozenset(verbs)))
-
-    def corrupt_next(self, n: int = 1, verbs: Iterable[str] | None = None) -> None:
-        """Send the next ``n`` frames (of ``verbs`` only) with a wrong CRC."""
-        with self._lock:
-            self._corrupt.append((n, None if verbs is None else frozenset(verbs)))
-
-    def send_garbage(self, data: bytes) -> None:
-        """Write raw bytes on the line (noise, a partial frame, ...)."""
-        with self._lock:
-            self._write(data)
-            self.line_faults["garbage"] += 1
-
-    def clear_faults(self) -> None:
-        """Forget pending drop/corrupt/ignore faults and end a silence."""
-        with self._lock:
-            self._drop.clear()
-            self._corrupt.clear()
-            self._ignore_commands = 0
-            self._silent_until = 0.0
-
     def send_state(self) -> None:
         """Have the firmware send a STATE now (as its 500 ms timer would)."""
         with self._lock:
@@ -554,11 +429,6 @@ class HubEmulator:
         with self._lock:
             if self._hub is not None:
                 self._hub.send(" ".join([verb] + [str(f) for f in fields]))
-
-    def ignore_commands(self, n: int = 1) -> None:
-        """Lose the next ``n`` LED/TEXT/BEEP/CFG commands on their way to the hub."""
-        with self._lock:
-            self._ignore_commands += n
 
     def reboot(self) -> None:
         """Restart: a fresh firmware ``Hub`` with a new boot_id, seq from 0, HELLO;
@@ -577,44 +447,6 @@ class HubEmulator:
         """Reader ``reader`` answers again: the firmware's next retry (within 1 s) says FAULT OK."""
         with self._lock:
             self._readers[self._reader(reader)].failed = False
-
-    def go_silent(self, seconds: float) -> None:
-        """Hang for ``seconds``: no polls, no frames, host commands ignored."""
-        with self._lock:
-            self._silent_until = self._now() + seconds
-
-    @property
-    def silent(self) -> bool:
-        return self._now() < self._silent_until
-
-    def unplug(self) -> None:
-        """Pull the cable: the pty (or TCP server) goes away, the hub loses power."""
-        with self._lock:
-            self._drop_transport()
-            self._hub = None
-            log.info("hub emulator unplugged")
-
-    def _drop_transport(self) -> None:
-        """The transport and its stable symlink go away (the lock is held)."""
-        if self._transport is not None:
-            self._transport.close()
-            self._transport = None
-        if self.link_path and os.path.lexists(self.link_path):
-            os.unlink(self.link_path)
-
-    def replug(self) -> None:
-        """Plug back in: a new pty behind :attr:`link_path` (or the same TCP
-        port), and a fresh boot (new boot_id, HELLO)."""
-        with self._lock:
-            if self._transport is not None:
-                return
-            self.boot_id = make_boot_id()
-            if self._kind == "pty":
-                self._plug(_Pty())
-            elif self._kind == "tcp":
-                self._plug(_Tcp(*self._tcp_address))
-            else:
-                raise RuntimeError("replug() before open_pty() or serve_tcp()")
 
     # ------------------------------------------------------------------ scripts
 
@@ -665,46 +497,6 @@ class HubEmulator:
         thread.start()
         return thread
 
-    # ------------------------------------------------------------------ the line
-
-    @staticmethod
-    def _take(rules: list[tuple[int, frozenset[str] | None]], verb: str) -> bool:
-        for i, (n, verbs) in enumerate(rules):
-            if verbs is None or verb in verbs:
-                if n <= 1:
-                    del rules[i]
-                else:
-                    rules[i] = (n - 1, verbs)
-                return True
-        return False
-
-    def _output(self, data: bytes) -> None:
-        """What the firmware wrote (one frame or one ``#`` line), faults applied.
-        The lock is held: the firmware only runs under it."""
-        if self.silent:
-            return
-        if data[:1] == b"$":
-            head = data[1:40].split(b" ", 2)
-            verb = head[1].decode("ascii", "replace") if len(head) > 1 else ""
-            if self._take(self._drop, verb):
-                log.debug("emulator drops %r", data)
-                self.line_faults["dropped"] += 1
-                return
-            if self._take(self._corrupt, verb):
-                self.line_faults["corrupted"] += 1
-                crc = int(data[-5:-1], 16) ^ 0x0101
-                data = data[:-5] + b"%04X\n" % crc
-            if verb in ("SEEN", "GONE"):
-                self._edge_written_at = self._now()
-        if self._capture is not None:
-            self._capture.append(data)
-        elif not self._write(data) and self._hub is not None:
-            self._hub.tx_dropped += 1           # the line was full: the hub could not send it
-
-    def _write(self, data: bytes, wait: float = WRITE_WAIT) -> bool:
-        transport = self._transport
-        return transport is not None and transport.write(data, wait)
-
 
 def _tag_uid(uid: str) -> str:
     """A tag's UID as the readers give it: 4, 7 or 10 bytes of hex (PROTOCOL.md)."""
@@ -712,135 +504,3 @@ def _tag_uid(uid: str) -> str:
     if len(text) not in (8, 14, 20) or any(c not in "0123456789ABCDEF" for c in text):
         raise ValueError(f"a tag's uid is 8, 14 or 20 hex digits (4, 7 or 10 bytes), got {uid!r}")
     return text
-
-
-class _Line:
-    """The firmware's transport (``read``/``write``/``wait``, as ``firmware.transport``):
-    what the host wrote, and the emulator's faulty line for what the hub sends."""
-
-    def __init__(self, emulator: HubEmulator):
-        self._emulator = emulator
-
-    def read(self) -> bytes:
-        inbox = self._emulator._inbox
-        data = bytes(inbox)
-        inbox.clear()
-        return data
-
-    def write(self, data: bytes) -> None:
-        self._emulator._output(bytes(data))
-
-    def wait(self, ms: int) -> None:
-        """Unused: the emulator's own loop waits on the pty or socket."""
-
-
-def load_deck_cards(path: str) -> dict[str, str]:
-    """A deck file (FORMATS.md), validated like the table's own (``controller.core.deck``),
-    as ``{card code: uid}``."""
-    deck = load_deck(path)
-    return {str(card): uid.upper() for uid, card in deck.cards.items()}
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
-def serve(events: Sequence[TableEvent] = (), zones: Sequence[str] = (), deck: dict[str, str] | None = None, *,
-          readers: int = 4, speed: float = 1.0, tcp: int | None = None, host: str = "127.0.0.1",
-          edge_ms: bool = True, what: str = "the script", stdin=None, stdout=None, stderr=None) -> int:
-    """Serve a virtual hub until Ctrl-C, SIGTERM or ``quit`` (``preftable hub-emulator``,
-    whose options :mod:`controller.app.hub_emulator_cli` parses and checks).
-
-    Prints the device path (``/dev/pts/N``) or ``socket://host:port`` on the first
-    line of stdout; plays ``events`` on the readers of ``zones`` once the host has
-    said HELLO; reads fault commands from stdin (:data:`COMMANDS_HELP`).  Returns the
-    exit status.
-    """
-    stdin = sys.stdin if stdin is None else stdin
-    stdout = sys.stdout if stdout is None else stdout
-    stderr = sys.stderr if stderr is None else stderr
-    emulator = HubEmulator(readers=readers, edge_ms=edge_ms)
-    try:
-        if tcp is not None:
-            host, port = emulator.serve_tcp(host, tcp)
-            print(f"socket://{host}:{port}", file=stdout, flush=True)
-        else:
-            print(emulator.open_pty(), file=stdout, flush=True)
-            print(f"# stable path, follows unplug/replug: {emulator.link_path}", file=stderr, flush=True)
-    except OSError as exc:
-        emulator.close()                        # no pty folder left behind
-        # one line in the CLI's own format (cli.main reports a PreftableError, exit 2)
-        where = f"TCP port {tcp}" if tcp is not None else "a pty"
-        raise LinkError(f"hub-emulator cannot serve on {where}: {exc.strerror or exc}") from None
-    if events:
-        try:
-            # a host connecting late must not miss the first moves (and see them out of turn)
-            emulator.play(events, zones, deck, speed=speed, after=emulator.host_hello)
-        except ValueError as exc:                 # a uid no tag can have
-            print(f"hub-emulator: cannot play {what}: {exc}", file=stderr)
-            emulator.close()
-            return 2
-        print(f"# {len(events)} table events for readers {', '.join(zones)}: playing once the host "
-              "says HELLO", file=stderr, flush=True)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _interrupt)     # `kill`, systemd: clean up like Ctrl-C
-    print(f"# {COMMANDS_HELP}", file=stderr, flush=True)
-    try:
-        for line in stdin:                              # faults on demand, one per line
-            if line.strip() in ("quit", "exit"):
-                break
-            try:
-                reply = run_command(emulator, line)
-            except (ValueError, IndexError) as exc:
-                reply = f"? {exc} -- {COMMANDS_HELP}"
-            if reply:
-                print(reply, file=stdout, flush=True)
-        else:
-            while True:                                 # stdin closed: serve until Ctrl-C
-                time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        emulator.close()
-    return 0
-
-
-COMMANDS_HELP = ("commands: place R UID | remove R | drop [N] | corrupt [N] | garbage [TEXT] | "
-                 "reboot | silent SECONDS | fail R | heal R | unplug | replug | state | quit")
-
-
-def run_command(emulator: HubEmulator, line: str) -> str | None:
-    """One line of the emulator's stdin command language; returns what to print."""
-    words = line.split()
-    if not words:
-        return None
-    cmd, args = words[0].lower(), words[1:]
-    if cmd == "place":
-        emulator.place(int(args[0]), normalise_uid(args[1]))
-    elif cmd == "remove":
-        emulator.remove(int(args[0]))
-    elif cmd == "drop":
-        emulator.drop_next(int(args[0]) if args else 1)
-    elif cmd == "corrupt":
-        emulator.corrupt_next(int(args[0]) if args else 1)
-    elif cmd == "garbage":
-        emulator.send_garbage((" ".join(args) or "line noise").encode("ascii", "replace") + b"\r\n")
-    elif cmd == "reboot":
-        emulator.reboot()
-        return f"# boot {emulator.boot_id}"
-    elif cmd == "fail":
-        emulator.fail_reader(int(args[0]))
-    elif cmd == "heal":
-        emulator.heal_reader(int(args[0]))
-    elif cmd == "silent":
-        emulator.go_silent(float(args[0]))
-    elif cmd == "unplug":
-        emulator.unplug()
-    elif cmd == "replug":
-        emulator.replug()
-        return emulator.device_path or emulator.url
-    elif cmd == "state":
-        return "# " + " ".join(uid or "-" for uid in emulator.reported())
-    else:
-        raise ValueError(f"unknown command {cmd!r}")
-    return None

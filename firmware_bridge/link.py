@@ -19,6 +19,8 @@ it is counted (``short_states``) and another is asked for.
 Time: ``clock()`` stamps the table events; ``monotonic()`` (default
 ``time.monotonic``) runs the timeouts (HB, replies, a restarted hub's settling),
 so a test can move it by hand (:class:`controller.core.clock.VirtualClock`).
+
+The commands' side (LED/TEXT/BEEP/CFG to ACK/NAK) is :mod:`firmware_bridge.link_commands`.
 """
 
 from __future__ import annotations
@@ -34,10 +36,11 @@ from typing import Callable, Sequence
 import serial
 
 from controller.core.errors import LinkError, ProtocolError
-from controller.core.cards import ascii_text
 from controller.core.events import TableEvent
 
-from .codec import MAX_MS, PROTO_VERSION, SEQ_MODULO, TEXT_COLS, TEXT_ROWS, Frame, FrameParser, encode
+from .codec import PROTO_VERSION, SEQ_MODULO, Frame, FrameParser
+# What the host sends, the half of the link beside this one; its names stay importable from here.
+from .link_commands import Command, HostCommands
 from .reconcile import RECONCILE_COUNTERS, OrderGuessed, Reconciler, SeenInGap, ShortState
 
 log = logging.getLogger(__name__)
@@ -63,47 +66,6 @@ class HubInfo:
     fw_version: str
     boot_id: str
     readers: int
-
-
-class Command:
-    """A host command on its way to an ACK/NAK.
-
-    ``state`` is ``queued`` (waiting for the link), ``sent``, ``acked``,
-    ``nacked`` (``reason`` says why), ``failed`` (no answer after the retries)
-    or ``superseded`` (a newer LED/TEXT for the same index replaced it before
-    it was sent).  ``wait(timeout)`` blocks until it is settled.
-    """
-
-    def __init__(self, verb: str, fields: tuple[str, ...]):
-        self.verb = verb
-        self.fields = fields
-        self.state = "queued"
-        self.reason: str | None = None
-        self.attempts = 0
-        self.seqs: list[int] = []
-        self.sent_at = 0.0
-        self._done = threading.Event()
-
-    @property
-    def key(self) -> tuple[str, str] | None:
-        """Commands with the same key overwrite each other's effect on the hub."""
-        if self.verb in ("LED", "TEXT", "CFG"):
-            return (self.verb, self.fields[0])
-        return None
-
-    @property
-    def done(self) -> bool:
-        return self._done.is_set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self._done.wait(timeout)
-
-    def _settle(self, state: str, reason: str | None = None) -> None:
-        self.state, self.reason = state, reason
-        self._done.set()
-
-    def __repr__(self) -> str:
-        return f"<Command {self.verb} {' '.join(self.fields)} {self.state}>"
 
 
 def describe_open_error(url: str, exc: BaseException) -> str:
@@ -133,7 +95,7 @@ def open_port(url: str, baudrate: int = BAUDRATE, timeout: float = READ_TIMEOUT)
         raise LinkError(describe_open_error(url, exc)) from exc
 
 
-class HubLink:
+class HubLink(HostCommands):
     """The host end of one table hub link.
 
     ``zones[i]`` is the table zone of reader ``i`` (``None``: ignored).
@@ -272,88 +234,6 @@ class HubLink:
         with self._lock:
             return list(self._reconcile.picture)
 
-    def set_led(self, index: int, rgb: str) -> Command:
-        """Set indicator ``index`` to ``RRGGBB`` (``000000`` is off)."""
-        colour = rgb.lstrip("#").upper()
-        if len(colour) != 6 or any(c not in "0123456789ABCDEF" for c in colour):
-            raise ValueError(f"LED colour must be RRGGBB hex, got {rgb!r}")
-        return self._command("LED", _nonneg(index, "LED index"), colour)
-
-    def text(self, row: int, text: str) -> Command:
-        """Show ``text`` on display row ``row`` (0-3, at most 20 characters: PROTOCOL.md's
-        bounds; suit symbols become letters, other characters the line cannot
-        carry become ``?``)."""
-        line = _line_safe(text)
-        if _nonneg(row, "display row") >= TEXT_ROWS or len(line) > TEXT_COLS:
-            raise ValueError(f"a display row is 0-{TEXT_ROWS - 1} with at most {TEXT_COLS} characters, "
-                             f"got row {row} with {len(line)}")
-        return self._command("TEXT", row, line)
-
-    def beep(self, ms: int) -> Command:
-        """Sound the buzzer for ``ms`` milliseconds (0-60000; 0 silences it)."""
-        if _nonneg(ms, "beep length") > MAX_MS:
-            raise ValueError(f"beep length must be at most {MAX_MS} ms, got {ms}")
-        return self._command("BEEP", ms)
-
-    def configure(self, key: str, value: object) -> Command:
-        """Set a hub setting (``absent_ms``, ``poll_ms``); a whole-number value above
-        60000 is refused here (PROTOCOL.md's bound), anything else is the hub's to judge."""
-        if isinstance(value, int) and not isinstance(value, bool) and value > MAX_MS:
-            raise ValueError(f"a hub setting is at most {MAX_MS}, got {key} = {value}")
-        return self._command("CFG", str(key), str(value))
-
-    # ------------------------------------------------------------------ commands
-
-    def _command(self, verb: str, *fields: object) -> Command:
-        args = tuple(str(f) for f in fields)
-        encode(0, verb, *args)                       # ProtocolError for the caller now
-        cmd = Command(verb, args)
-        with self._lock:
-            if cmd.key is not None:
-                self._shown[cmd.key] = args
-                for old in [c for c in self._queue if c.key == cmd.key]:
-                    self._queue.remove(old)
-                    old._settle("superseded")
-            if self._phase == "ready" and self._port is not None:
-                self._transmit(cmd)
-            else:
-                self._queue.append(cmd)
-        return cmd
-
-    def _transmit(self, cmd: Command) -> None:
-        seq = self._send(cmd.verb, *cmd.fields)
-        cmd.seqs.append(seq)
-        cmd.attempts += 1
-        cmd.sent_at = self._now()
-        cmd.state = "sent"
-        self._pending[seq] = cmd
-        self._counters["commands_sent"] += 1
-
-    def _send(self, verb: str, *fields: object) -> int:
-        """Write one frame with the next host sequence number; return that number."""
-        seq = self._seq
-        self._seq = (seq + 1) % SEQ_MODULO
-        port = self._port
-        if port is None:
-            return seq
-        try:
-            port.write(encode(seq, verb, *fields))
-        except (serial.SerialException, OSError) as exc:
-            self._dead = f"write failed: {exc}"
-            log.debug("write of %s to %s failed: %s", verb, self.url, exc)
-        return seq
-
-    def _settle(self, cmd: Command, state: str, reason: str | None = None) -> None:
-        for seq in cmd.seqs:
-            self._pending.pop(seq, None)
-        cmd._settle(state, reason)
-
-    def _flush_queue(self) -> None:
-        queue, self._queue = self._queue, []
-        for cmd in queue:
-            self._transmit(cmd)
-
-    # ------------------------------------------------------------------ reader thread
 
     def _run(self) -> None:
         backoff = self.backoff_min
@@ -454,15 +334,6 @@ class HubLink:
     def _lost(self, why: str) -> None:
         self._ready.clear()
         self._status(why, logging.WARNING)
-
-    def _requeue_pending(self) -> None:
-        """Commands in flight when the link died go out again after the reconnect."""
-        waiting = []
-        for cmd in dict.fromkeys(self._pending.values()):
-            cmd.state = "queued"
-            waiting.append(cmd)
-        self._pending.clear()
-        self._queue[:0] = waiting
 
     def _tick(self, now: float) -> None:
         if now - self._last_hb_at > self.hb_timeout:
@@ -653,24 +524,12 @@ class HubLink:
     def _emit(self, events: list) -> None:
         for event in events:
             if isinstance(event, SeenInGap):
-                if self._on_seen_in_gap is not None:
-                    try:
-                        self._on_seen_in_gap(event.zone)
-                    except Exception:               # the game's bug must not kill the link
-                        log.exception("on_seen_in_gap failed for %s", event.zone)
-                continue
-            if isinstance(event, OrderGuessed):
-                if self._on_order_guessed is not None:
-                    try:
-                        self._on_order_guessed(event.zones)
-                    except Exception:               # the game's bug must not kill the link
-                        log.exception("on_order_guessed failed for %s", event.zones)
-                continue
-            self._counters["events"] += 1
-            try:
-                self._on_event(event)
-            except Exception:                       # the game's bug must not kill the link
-                log.exception("on_event failed for %s", event)
+                _notify(self._on_seen_in_gap, event.zone, "on_seen_in_gap")
+            elif isinstance(event, OrderGuessed):
+                _notify(self._on_order_guessed, event.zones, "on_order_guessed")
+            else:
+                self._counters["events"] += 1
+                _notify(self._on_event, event, "on_event")
 
     def _status(self, message: str, level: int = logging.INFO) -> None:
         log.log(level, "%s", message)
@@ -681,12 +540,14 @@ class HubLink:
                 log.exception("on_status failed for %r", message)
 
 
-def _nonneg(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{what} must be a whole number >= 0, got {value!r}")
-    return value
+def _notify(callback: Callable | None, value: object, name: str) -> None:
+    """Hand ``value`` to one of the game's callbacks (none: nothing to do)."""
+    if callback is None:
+        return
+    try:
+        callback(value)
+    except Exception:                       # the game's bug must not kill the link
+        log.exception("%s failed for %s", name, value)
 
 
-def _line_safe(text: str) -> str:
-    """``text`` in the characters a TEXT frame can carry."""
-    return ascii_text(text)
+__all__ = ["HubLink", "HubInfo", "Command", "open_port", "describe_open_error", "LINK_COUNTERS", "HB_TIMEOUT"]

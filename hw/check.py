@@ -1,11 +1,13 @@
 """``preftable doctor --live``: a real table checked by hand, step by step (docs/hardware-test.md).
 
 :class:`LiveCheck` drives the readers and pins it is given and says, one
-:class:`Line` at a time, what it saw and -- for every failure -- what that
-means on the bench.  The steps, in order:
+:class:`Finding` at a time, what it saw and -- for every failure -- what that
+means on the bench.  A reader backend hands its readers over opened, as
+:class:`LiveReaders` (the readers, their clock, how each one says it answers);
+an RC522's answer is its VersionReg (:func:`rc522_identity`).  The steps, in order:
 
-1. every reader's VersionReg (a clone's value is fine; 0x00/0xFF is not) and
-   whether its configuration reads back;
+1. every reader's answer: an RC522's VersionReg (a clone's value is fine;
+   0x00/0xFF is not) and whether its configuration reads back;
 2. polls per second of each empty reader, and the time one SPI transfer costs
    (:func:`measure_transfer_cost`: VersionReg read back to back, timed with the
    backend's clock -- the figure the emulation's ``PI_XFER_OVERHEAD_S`` stands for);
@@ -17,7 +19,7 @@ means on the bench.  The steps, in order:
 6. removal: the time from lifting the cards to ``removed`` (``absent_ms``);
 7. each seat LED lit in turn, the buzzer, each button pressed in turn.
 
-Time and waiting come from the SPI backend (``now``/``sleep``), so the same
+Time and waiting come from the readers' driver (``now``/``sleep``: the SPI backend's), so the same
 steps run on a Pi in real time and in the tests on the emulated chips in
 modelled time.  ``prompt(text)`` tells the person at the table what to do next
 (the tests' fake person lays the tags there); each step waits for what it asked
@@ -27,33 +29,21 @@ for up to ``step_s`` seconds.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 from controller.core.errors import HardwareError
+from controller.core.findings import FAIL, OK, WARN, Finding
 
 from . import rc522_regs as regs
 from .scanner import PresenceTracker
 
 log = logging.getLogger(__name__)
 
-OK, WARN, FAIL = "ok", "warn", "FAIL"
 RATE_S = 1.0                   # how long each empty reader is polled for its rate
 COST_READS = 200               # VersionReg reads timed for the cost of one SPI transfer
 MIN_POLLS_PER_S = 50           # below this a table feels sluggish (a scan of 5 readers > 100 ms)
-
-
-@dataclass(frozen=True)
-class Line:
-    """One finding: what was seen, and what a failure means."""
-
-    level: str
-    text: str
-    meaning: str | None = None
-
-    def render(self) -> str:
-        head = f"{self.level:<4} {self.text}"
-        return f"{head} — means: {self.meaning}" if self.meaning and self.level != OK else head
 
 
 MEANINGS = {
@@ -82,20 +72,70 @@ def measure_transfer_cost(reader, now: Callable[[], float], reads: int = COST_RE
     return (now() - start) / reads
 
 
+def rc522_identity(reader) -> tuple[str, str, str | None]:
+    """An RC522's answer: its VersionReg, and whether its configuration reads back
+    (level, what was seen, what a failure means)."""
+    try:
+        version = reader.version()
+    except (OSError, HardwareError) as exc:
+        return FAIL, f"SPI fails: {exc}", MEANINGS[0xFF]
+    if not regs.chip_answers(version):
+        return FAIL, f"VersionReg {regs.version_name(version)}", MEANINGS[version]
+    if not getattr(reader, "configured", True):
+        return FAIL, f"VersionReg {regs.version_name(version)}, but its configuration does not read back", \
+            MEANINGS["stuck"]
+    return OK, f"VersionReg {regs.version_name(version)}", None
+
+
+class RealTime:
+    """The clock of a check with no readers of its own (the LEDs and buttons): real time."""
+
+    @staticmethod
+    def now() -> float:
+        return time.monotonic()
+
+    @staticmethod
+    def sleep(seconds: float) -> None:
+        time.sleep(seconds)
+
+
+@dataclass
+class LiveReaders:
+    """A reader backend's readers, opened for the check: ``(zone, reader)`` pairs (each with
+    ``name``, ``read_uids()`` and ``close()``), the ``clock`` they run on (``now``/``sleep``),
+    their ``absent_ms``, and how a reader says it answers (``identify``) and what one
+    transfer costs (``cost``; None: not measured)."""
+
+    readers: Sequence[tuple[str, object]] = ()
+    clock: object = field(default_factory=RealTime)
+    absent_ms: float = 300
+    identify: Callable[[object], tuple[str, str, str | None]] = rc522_identity
+    cost: Callable[[object, Callable[[], float]], float] | None = measure_transfer_cost
+
+    def close(self) -> None:
+        for _, reader in self.readers:
+            reader.close()
+
+
 class LiveCheck:
     """Checks ``readers`` (``(zone, reader)`` pairs, :class:`hw.rc522.Reader`-like) on ``backend``.
 
     ``leds``: zone -> output pin; ``buzzer``: an output pin; ``buttons``: name -> input pin
-    (:class:`hw.pins.OutputPin` / :class:`hw.pins.InputPin`).
+    (:class:`hw.pins.OutputPin` / :class:`hw.pins.InputPin`).  ``identify`` and ``cost``:
+    as :class:`LiveReaders` has them (an RC522's by default).
     """
 
     def __init__(self, readers: Sequence[tuple[str, object]], backend, *, absent_ms: float = 300,
                  leds: Mapping[str, object] | None = None, buzzer: object | None = None,
                  buttons: Mapping[str, object] | None = None,
                  prompt: Callable[[str], None] = lambda text: None,
-                 emit: Callable[[Line], None] = lambda line: None, step_s: float = 30.0):
+                 emit: Callable[[Finding], None] = lambda line: None, step_s: float = 30.0,
+                 identify: Callable[[object], tuple[str, str, str | None]] = rc522_identity,
+                 cost: Callable[[object, Callable[[], float]], float] | None = measure_transfer_cost):
         self.readers = list(readers)
         self.backend = backend
+        self.identify = identify
+        self.cost = cost
         self.absent_ms = absent_ms
         self.leds = dict(leds or {})
         self.buzzer = buzzer
@@ -103,11 +143,11 @@ class LiveCheck:
         self.prompt = prompt
         self.emit = emit
         self.step_s = step_s
-        self.lines: list[Line] = []
+        self.lines: list[Finding] = []
         self.uid_lengths: set[int] = set()
 
-    def add(self, level: str, text: str, meaning: str | None = None) -> Line:
-        line = Line(level, text, meaning)
+    def add(self, level: str, text: str, meaning: str | None = None) -> Finding:
+        line = Finding(level, text, meaning=meaning)
         self.lines.append(line)
         log.debug("%s", line.render())
         self.emit(line)
@@ -117,7 +157,7 @@ class LiveCheck:
     def failed(self) -> bool:
         return any(line.level == FAIL for line in self.lines)
 
-    def run(self) -> list[Line]:
+    def run(self) -> list[Finding]:
         working = self.check_versions()
         if working:
             self.check_rates(working)
@@ -134,18 +174,9 @@ class LiveCheck:
     def check_versions(self) -> list[tuple[str, object]]:
         working = []
         for zone, reader in self.readers:
-            try:
-                version = reader.version()
-            except (OSError, HardwareError) as exc:
-                self.add(FAIL, f"{zone} ({reader.name}): SPI fails: {exc}", MEANINGS[0xFF])
-                continue
-            if not regs.chip_answers(version):
-                self.add(FAIL, f"{zone} ({reader.name}): VersionReg {regs.version_name(version)}", MEANINGS[version])
-            elif not getattr(reader, "configured", True):
-                self.add(FAIL, f"{zone} ({reader.name}): VersionReg {regs.version_name(version)}, but its "
-                               "configuration does not read back", MEANINGS["stuck"])
-            else:
-                self.add(OK, f"{zone} ({reader.name}): VersionReg {regs.version_name(version)}")
+            level, text, meaning = self.identify(reader)
+            self.add(level, f"{zone} ({reader.name}): {text}", meaning)
+            if level == OK:
                 working.append((zone, reader))
         return working
 
@@ -157,10 +188,10 @@ class LiveCheck:
                 reader.read_uids()
                 polls += 1
             rate = polls / (self.backend.now() - start)
-            cost = measure_transfer_cost(reader, self.backend.now)
-            self.add(OK if rate >= MIN_POLLS_PER_S else WARN,
-                     f"{zone}: {rate:.0f} empty polls per second, {cost * 1e6:.0f} us per SPI transfer",
-                     MEANINGS["slow"])
+            text = f"{zone}: {rate:.0f} empty polls per second"
+            if self.cost is not None:
+                text += f", {self.cost(reader, self.backend.now) * 1e6:.0f} us per SPI transfer"
+            self.add(OK if rate >= MIN_POLLS_PER_S else WARN, text, MEANINGS["slow"])
 
     def _poll(self, readers) -> dict[str, list[str]]:
         return {zone: reader.read_uids() for zone, reader in readers}
@@ -214,7 +245,9 @@ class LiveCheck:
             laid.append((zone, reader, uid))
         buses: dict[int, list[str]] = {}
         for zone, reader in readers:
-            buses.setdefault(getattr(reader, "bus", 0), []).append(zone)
+            bus = getattr(reader, "bus", None)          # readers on SPI buses (an RC522's)
+            if bus is not None:
+                buses.setdefault(bus, []).append(zone)
         for bus, zones in sorted(buses.items()):
             if len(zones) > 1:
                 good = [z for z, _, _ in laid if z in zones]
@@ -305,4 +338,5 @@ class LiveCheck:
                          MEANINGS["button"])
 
 
-__all__ = ["LiveCheck", "Line", "MEANINGS", "OK", "WARN", "FAIL", "measure_transfer_cost"]
+__all__ = ["LiveCheck", "LiveReaders", "RealTime", "Finding", "MEANINGS", "OK", "WARN", "FAIL",
+           "measure_transfer_cost", "rc522_identity"]

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
+import signal
+import sys
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
@@ -21,6 +24,25 @@ from ..core.config import Rules
 from ..store.analyses import AnalysisFile, deal_key
 
 log = logging.getLogger(__name__)
+
+PR_SET_PDEATHSIG = 1            # prctl(2): the signal a process gets when its parent dies
+
+
+def _child_start(table: int) -> None:
+    """The first thing the analysis child runs.  It dies with the table: a SIGKILLed table
+    (a power cut of the process, the soak's kill) must not leave a child blocked for ever on
+    the table's queue, holding memory on a 1 GB Pi.  Ctrl-C at the terminal reaches the whole
+    process group: it is the table's to handle (it closes the analyst, which finishes the deal
+    in hand), so the child ignores it instead of printing a KeyboardInterrupt traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            log.warning("analysis child: prctl(PR_SET_PDEATHSIG) failed (%s)", os.strerror(ctypes.get_errno()))
+    if os.getppid() != table:   # the table died before the line above: nobody to work for
+        os._exit(0)
 
 
 class Analyst:
@@ -54,7 +76,8 @@ class Analyst:
             if key in self._done or key in self._running:
                 continue
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+                self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
+                                                 initializer=_child_start, initargs=(os.getpid(),))
             self._running[key] = (dict(entry), self._pool.submit(analyse_entry, entry, self.rules, self.players,
                                                                    not entry.get("complete")))
 
@@ -63,6 +86,8 @@ class Analyst:
             if not future.done():
                 continue
             del self._running[key]
+            if future.cancelled():          # never started (the table stopped): a restart does it
+                continue
             self._done.add(key)
             try:
                 result = future.result()
@@ -79,5 +104,8 @@ class Analyst:
 
     def close(self) -> None:
         if self._pool is not None:
+            # the deal being analysed is finished and written (the table's last deal, often);
+            # those not started are left for the next start
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+            self.tick(0.0)

@@ -167,8 +167,14 @@ def _replayed(events: str, config_path: str | None, deck_path: str | None, verbo
     from ..core.deck import load_deck
     from ..store.replay import replay_file
 
+    from ..store.gamelog import CONFIG, EVENTS
+
     config_path, deck_path, note = session_files(events, config_path, deck_path)
-    config = load_game_config(config_path)
+    # the session's own config.toml (taken from its folder, or named with --config, as a club
+    # mirror's are) reads as a session's: without bidding, the first edition's false
+    own = events != "-" and Path(events).name == EVENTS and config_path is not None and \
+        Path(config_path).resolve() == (Path(events).parent / CONFIG).resolve()
+    config = load_game_config(config_path, session=own)
     deck = load_deck(deck_path)
     name = "<stdin>" if events == "-" else events
     if note:

@@ -37,342 +37,34 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import signal
 import sys
 import threading
 import time
 import tomllib
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
-from ..core.errors import ConfigError, PreftableError
-from ..store.files import open_append, open_read, read_bounded, write_all
-from ..store.gamelog import CONFIG, DECK, EVENTS, SessionLog, write_atomic
-from .mqtt import (DEFAULT_PREFIX, FETCH_LINES, SESSION_NAME, check_topic_level, check_topic_prefix,
-                   count_lines, make_client, parse_broker_url, read_password_file, topic)
+from ..core.errors import ConfigError
+from .mqtt_config import (DEFAULT_PREFIX, check_topic_level, check_topic_prefix, make_client, parse_broker_url,
+                          read_password_file, topic)
+# The mirror and the table views live beside the board; their names stay importable from here.
+from .club_mirror import FETCH_RETRY_S, MAX_HELD, PENDING, BadMessage, Mirror, check_session
+from .club_view import HEADERS, TableView, analysis_line, board_dict, board_text
 
 log = logging.getLogger(__name__)
 
-PENDING = "pending.jsonl"
+__all__ = ["Club", "Mirror", "TableView", "BadMessage", "HEADERS", "FETCH_RETRY_S", "MAX_HELD", "PENDING",
+           "board_dict", "board_text", "check_session", "add_club", "cmd_club", "web_listen"]
+
 KINDS = ("log", "state", "session", "status")
 SYNC_EVERY_S = 1.0            # mirrors are fsync'd this often, off the message path (written at once)
 LOG_FIRST_BAD = 20            # bad messages logged one by one, per reason; then every 1000th
 SESSION_EXPIRY_S = 0xFFFFFFFF  # MQTT 5: the board's session (its queue) never expires
 REDRAW_S = 1.0
-FETCH_RETRY_S = 2.0           # a fetch that brought nothing is asked again after this long
-MAX_HELD = 20_000             # lines held after a gap per mirror (pending.jsonl), at most
 MAX_PAYLOAD = 256 * 1024      # a message larger than this is not the table's (a state is ~1 kB)
-SESSION_FILE_BYTES = 1 << 20
 FIRST_CONNECT_S = 10.0        # the command's first connection: TCP connect, then the broker's answer
-
-
-class BadMessage(PreftableError, ValueError):
-    """A message on the club's topics that the board cannot take; ``reason`` names the kind."""
-
-    def __init__(self, reason: str, detail: str):
-        super().__init__(f"{reason}: {detail}")
-        self.reason = reason
-
-
-def check_session(value: object) -> str:
-    if not isinstance(value, str) or not SESSION_NAME.fullmatch(value):
-        raise BadMessage("wrong session", f"not a session name: {value!r}")
-    return value
-
-
-# --- a mirror of one session ------------------------------------------------------------------
-
-class Mirror:
-    """``DIR/<table>/<session>/``: the lines in order, the held ones, the copies."""
-
-    def __init__(self, folder: Path):
-        self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
-        self.events_path = folder / EVENTS
-        self.pending_path = folder / PENDING
-        SessionLog(folder).drop_torn_line()           # the board was killed in the middle of a line
-        self.lines = count_lines(self.events_path)[0] if self.events_path.exists() else 0
-        self.dropped = 0                  # lines after a gap not held (the bound); fetched again later
-        self.pending: dict[int, str] = self._load_pending()
-        self.dirty = False
-        self.duplicates = 0
-        self._reported_gap: tuple[int, int] | None = None
-        self.known = 0                    # lines the table's log has, as far as the board knows
-        self._asked: tuple[int, int] | None = None      # the last fetch: its range, when, lines then
-        self._asked_at = float("-inf")
-        self._asked_lines = -1
-
-    def _load_pending(self) -> dict[int, str]:
-        held: dict[int, str] = {}
-        damaged = 0
-        try:
-            with open_read(self.pending_path, folder=True) as fh:
-                for raw in fh:
-                    if len(held) >= MAX_HELD:
-                        self.dropped += 1
-                        continue
-                    try:
-                        doc = json.loads(raw)
-                        held[int(doc["line"])] = str(doc["text"])
-                    except (ValueError, KeyError, TypeError, RecursionError):
-                        damaged += 1
-        except FileNotFoundError:
-            pass
-        if damaged:
-            log.warning("%s: skipped %d damaged lines", self.pending_path, damaged)
-        return {n: t for n, t in held.items() if n > self.lines}
-
-    def add(self, line: int, text: str) -> bool:
-        """Take a line; False for one already here (a duplicate)."""
-        if line <= self.lines or line in self.pending:
-            self.duplicates += 1
-            return False
-        if line > self.lines + 1:
-            self._hold(line, text)
-            return True
-        self._append(self.events_path, text.encode("utf-8") + b"\n")
-        self.lines += 1
-        self.dirty = True
-        if self.pending:
-            self._release()
-        return True
-
-    def _append(self, path: Path, data: bytes) -> None:
-        """Open, append, close: a board following a thousand sessions holds no descriptor for
-        them (the mirror's files are opened by the log dir's opener: no link followed)."""
-        with open_append(path, folder=True) as fh:
-            write_all(fh.fileno(), data)
-
-    def sync(self) -> None:
-        """On the board's sync thread: the lines written so far onto the disk."""
-        if self.dirty:
-            self.dirty = False
-            with open_append(self.events_path, folder=True) as fh:
-                os.fsync(fh.fileno())
-
-    def _hold(self, line: int, text: str) -> None:
-        if len(self.pending) >= MAX_HELD:
-            # bounded: the line is not kept here; the board asks the table for it again
-            self.dropped += 1
-            if self.dropped == 1 or self.dropped % 10000 == 0:
-                log.warning("%s: %d lines held after a gap already; later ones are fetched from the table "
-                            "once the gap is filled (%d so far)", self.folder, MAX_HELD, self.dropped)
-            return
-        self.pending[line] = text
-        self._append(self.pending_path, json.dumps({"line": line, "text": text}, ensure_ascii=False).encode()
-                     + b"\n")
-        gap = self.gap
-        if gap != self._reported_gap and gap is not None and (self._reported_gap is None
-                                                               or gap[0] != self._reported_gap[0]):
-            log.warning("%s: lines %d-%d missing; holding %d later lines until the table resends them",
-                        self.folder, gap[0], gap[1], len(self.pending))
-        self._reported_gap = gap
-
-    def _release(self) -> None:
-        released = bytearray()
-        while self.lines + 1 in self.pending:
-            released += self.pending.pop(self.lines + 1).encode("utf-8") + b"\n"
-            self.lines += 1
-        if released:
-            self._append(self.events_path, bytes(released))
-            self.dirty = True
-        self.pending = {n: t for n, t in self.pending.items() if n > self.lines}
-        if self.pending:
-            data = b"".join(json.dumps({"line": n, "text": t}, ensure_ascii=False).encode() + b"\n"
-                            for n, t in sorted(self.pending.items()))
-            write_atomic(self.pending_path, data)
-        else:
-            self.pending_path.unlink(missing_ok=True)
-            log.info("%s: gap filled, mirror continuous at %d lines", self.folder, self.lines)
-            self._reported_gap = None
-
-    def missing(self) -> tuple[int, int] | None:
-        """The first run of lines the mirror lacks: the gap, or what follows its last line
-        up to the table's count (lines not held because of the bound included)."""
-        gap = self.gap
-        if gap is not None:
-            return gap
-        known = max(self.known, max(self.pending, default=0))
-        return (self.lines + 1, known) if known > self.lines else None
-
-    def fetch_due(self, now: float) -> tuple[int, int] | None:
-        """The range to ask the table for now, or None (nothing missing, or an answer is on its
-        way: the mirror is still growing towards the last range asked, or it was asked lately)."""
-        want = self.missing()
-        if want is None:
-            self._asked = None
-            return None
-        if self._asked is not None and self.lines < self._asked[1]:
-            if self.lines > self._asked_lines:          # the answer is coming in
-                self._asked_at, self._asked_lines = now, self.lines
-            if now - self._asked_at < FETCH_RETRY_S:
-                return None
-        asked = (want[0], min(want[1], want[0] + FETCH_LINES - 1))
-        self._asked, self._asked_at, self._asked_lines = asked, now, self.lines
-        return asked
-
-    @property
-    def gap(self) -> tuple[int, int] | None:
-        """The first missing run of lines (first, last), or None."""
-        if not self.pending:
-            return None
-        return self.lines + 1, min(self.pending) - 1
-
-    def copies(self, config: str | None, deck: str | None) -> None:
-        for name, text in ((CONFIG, config), (DECK, deck)):
-            if text is None:
-                continue
-            path = self.folder / name
-            data = text.encode("utf-8")
-            try:
-                same = read_bounded(path, SESSION_FILE_BYTES, folder=True) == data
-            except OSError:             # missing, or not a file the board made: written anew
-                same = False
-            if not same:
-                write_atomic(path, data)
-
-    def close(self) -> None:
-        try:
-            self.sync()
-        except OSError as exc:
-            log.error("%s: cannot sync the mirror: %s", self.folder, exc.strerror)
-
-
-# --- what the board knows of one table -------------------------------------------------------------
-
-@dataclass
-class TableView:
-    table: str
-    status: str = "?"
-    session: str = ""
-    lines: int = 0                      # lines the table's log had at its last state
-    snapshot: dict = field(default_factory=dict)    # the state topic's board part (mqtt.board_state)
-    mirrors: dict[str, Mirror] = field(default_factory=dict)
-
-    def board(self) -> dict:
-        """This table as the board shows it, JSON-ready: the terminal row and the ``/club`` page
-        (README "The club page") are both drawn from it."""
-        snap = self.snapshot
-        names = snap.get("names") or {}
-        seats = [s for s in snap.get("seats") or [] if isinstance(s, str)]
-        deal = snap.get("deal") if isinstance(snap.get("deal"), dict) else None
-        balance = (snap.get("settlement") or {}).get("balance") or {}
-        pulka = snap.get("pulka") or {}
-        played = snap.get("deals_played")
-        if not isinstance(played, int):           # a table from before the lean state: its history
-            played = len(snap.get("deals") or [])
-        mirror = self.mirrors.get(self.session)
-        return {
-            "table": self.table, "status": self.status, "session": self.session,
-            "known": bool(snap),
-            "players": [{"seat": s, "name": str(names.get(s) or s)} for s in seats],
-            "phase": snap.get("phase") or "idle",
-            "deal": _deal_view(deal, names),
-            "deals_played": played,
-            "next_deal": snap.get("next_deal") or {},
-            "pulka": [{"seat": s, "name": str(names.get(s) or s),
-                       "pulya": _num((pulka.get(s) or {}).get("pulya")),
-                       "gora": _num((pulka.get(s) or {}).get("gora")),
-                       "whists": _num(sum(v for v in ((pulka.get(s) or {}).get("whists") or {}).values()
-                                          if isinstance(v, (int, float)))),
-                       "balance": _num(balance.get(s))} for s in seats],
-            "convention": (snap.get("settlement") or {}).get("convention"),
-            "alerts": (snap["alerts_waiting"] if isinstance(snap.get("alerts_waiting"), int)
-                       else len(snap.get("alerts") or [])),
-            "link": (snap.get("link") or {}).get("state", "none"),
-            "seq": snap.get("seq", 0),
-            "mirror": None if mirror is None else {
-                "lines": mirror.lines, "table_lines": max(self.lines, mirror.lines),
-                "gap": list(mirror.gap) if mirror.gap else None, "held": len(mirror.pending),
-                "duplicates": mirror.duplicates},
-        }
-
-    def row(self) -> list[str]:
-        b = self.board()
-        names = {p["seat"]: p["name"] for p in b["players"]}
-        players = ", ".join(names.values()) or "?"
-        deal = b["deal"]
-        if deal:
-            due = deal.get("expected")
-            what = f"#{deal['number']} trick {deal['trick']}" + (f", {names.get(due, due)} due" if due else "")
-            contract = deal["contract"]
-        elif b["known"]:
-            what = f"between deals ({b['deals_played']} played)"
-            dealer = b["next_deal"].get("dealer", "?")
-            contract = f"next: {names.get(dealer, dealer)} deals"
-        else:
-            what = contract = "?"
-        pulka_text = " ".join(f"{p['name']} {p['gora']}/{p['pulya']}" for p in b["pulka"]) or "-"
-        mirror = b["mirror"]
-        if mirror is None:
-            mirror_text = "no mirror yet"
-        else:
-            mirror_text = f"{mirror['lines']}/{mirror['table_lines']} lines"
-            if mirror["gap"]:
-                mirror_text += f", gap {mirror['gap'][0]}-{mirror['gap'][1]} (waiting for the table)"
-        return [self.table, self.status, players, what, contract, pulka_text, mirror_text]
-
-
-def _deal_view(deal: dict | None, names: dict) -> dict | None:
-    """The deal in progress for the board: its number, trick, whose card, and the contract in words
-    (raspasovka, misère, or declarer, game and trumps)."""
-    if not deal:
-        return None
-    kind = deal.get("kind") or ("raspasovka" if "declarer" not in deal else None)
-    declarer = deal.get("declarer")
-    who = str(names.get(declarer) or declarer) if declarer else None
-    game = deal.get("game")
-    if kind == "raspasovka":
-        contract = "raspasovka"
-    elif kind == "misere":
-        contract = f"misère by {who}"
-    elif kind == "contract" and game:
-        contract = f"{game} by {who}"
-    elif kind == "unplayed":
-        contract = f"{game or 'contract'} by {who}, not played"
-    else:
-        top = deal.get("bid_to_beat") or {}
-        contract = f"auction, bid to beat {top['bid']}" if top.get("bid") else "auction"
-    return {"number": deal.get("number"), "dealer": deal.get("dealer"), "price": deal.get("price"),
-            "trick": deal.get("trick"), "expected": deal.get("expected"), "kind": kind,
-            "declarer": declarer, "game": game, "trump": deal.get("trump"),
-            "whisters": list(deal.get("whisters") or []), "whist_mode": deal.get("whist_mode"),
-            "taken": deal.get("taken") or {}, "contract": contract}
-
-
-def _num(value: Any) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0
-    return int(value) if float(value).is_integer() else value
-
-
-HEADERS = ["table", "status", "players", "deal", "contract", "pulka (gora/pulya)", "mirror"]
-
-
-def shown(text: str) -> str:
-    """A cell as the terminal may show it: names and statuses come from the network, so a
-    control character (an escape sequence that would clear or retitle the board's terminal,
-    a carriage return, a bidi override) is shown as ``?``, never sent to the terminal."""
-    return "".join(ch if ch.isprintable() else "?" for ch in text)
-
-
-def board_text(tables: dict[str, TableView], bad: Counter) -> str:
-    rows = [HEADERS] + [[shown(cell) for cell in tables[t].row()] for t in sorted(tables)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
-    lines = [f"preftable club: {len(tables)} table(s)" +
-             (f"; bad messages: {sum(bad.values())} (" + ", ".join(f"{k} {v}" for k, v in sorted(bad.items())) + ")"
-              if bad else "")]
-    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
-    return "\n".join(lines) + "\n"
-
-
-def board_dict(tables: dict[str, TableView], bad: Counter, *, seq: int = 0) -> dict:
-    """The whole board, JSON-ready (``/api/club``): every table, and the bad messages by reason."""
-    return {"seq": seq, "tables": [tables[t].board() for t in sorted(tables)],
-            "bad": dict(sorted(bad.items())), "bad_total": sum(bad.values())}
 
 
 # --- the board ---------------------------------------------------------------------------------
@@ -629,6 +321,7 @@ class Club:
             raise BadMessage("bad state", "needs a snapshot object and a line count")
         view = self._view(table)
         view.session, view.lines, view.snapshot = session, lines, snapshot
+        view.analysis = analysis_line(doc.get("analysis"))
         if session:
             mirror = self._mirror(table, session)
             mirror.known = max(mirror.known, lines)

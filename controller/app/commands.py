@@ -27,11 +27,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .settings import load_settings, no_deck
 
     settings = load_settings(args.config)
-    if settings.backend == "hub" and not args.wait:
-        from .linkstate import check_hub_port
-        check_hub_port(settings.section("hub").port)
+    backends.preflight(settings, wait=args.wait)
     deck_file = settings.deck_file(args.deck)
-    if deck_file is None and settings.backend != "sim":      # every card would be an unknown tag
+    if deck_file is None and not backends.simulated(settings):      # every card would be an unknown tag
         raise no_deck(settings)
     deck = load_deck(deck_file)
     log_dir = Path(args.log_dir or settings.log_dir)
@@ -39,7 +37,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     def print_summary(summary: dict, path: Path) -> None:
         print_closed(summary, path, sys.stdout, settings.game.table.names)
 
-    ctx = backends.RunContext(settings, clock=None)
     interrupted: list[int] = []
     service: TableService | None = None
 
@@ -53,20 +50,19 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
-    try:
-        gpio = backends.module(backends.OUTPUTS["gpio"])
-        buttons = gpio.buttons(settings.section("gpio"), ctx)
+    with backends.open_pins(settings) as pins:
+        gpio = backends.section_module("gpio")
+        buttons = gpio.buttons(settings.section("gpio"), pins)
         service = TableService(settings, deck, log_dir, buttons=buttons, on_finished=print_summary)
-        ctx.service = service
         if interrupted:
             return 0
         service.take_lock()             # before --new closes anything: a refused start writes nothing
         if args.new:
             close_unfinished(log_dir, print_summary)
         session = service.open_session(new=args.new)
-        ctx.clock, ctx.deck, ctx.skip, ctx.session = service.clock, service.tracker.deck, service.replayed, \
-            session.folder.name
-        source = backends.reader(settings.backend).source(settings.readers, ctx)
+        ctx = backends.with_reader(backends.RunContext(
+            settings, clock=service.clock, pins=pins, deck=service.tracker.deck, skip=service.replayed,
+            session=session.folder.name, service=service))
         service.outputs = backends.build_outputs(ctx)
         from .analyst import Analyst        # each ended deal analysed in a child process
         service.outputs.append(Analyst(service.tracker.rules, service.tracker.players))
@@ -80,9 +76,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.info("session %s (%s readers)", session.folder, settings.backend)
         if "web" in settings.present:
             announce_page(settings, log_dir, service)
-        service.run(source)
-    finally:
-        ctx.close_pins()
+        service.run(ctx.source)
     if signal.SIGINT in interrupted:
         sys.stderr.write(f"preftable: stopped (Ctrl-C); the game log is in {session.folder}, "
                          "`preftable run` resumes it\n")
@@ -169,9 +163,10 @@ def add_run(sub) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from ..core.errors import LogError
+    from ..store.analyses import AnalysisFile
     from ..store.gamelog import SessionLog
     from .report import write_report
-    from .textview import settlement_text
+    from .textview import analysis_lines_text, settlement_text
 
     folder = Path(args.session_dir)
     if not (folder / "events.jsonl").is_file():
@@ -181,8 +176,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     tracker, _ = session.replay(game)
     summary = tracker.report_summary()
     out_dir = Path(args.output) if args.output else folder
-    paths = write_report(summary, out_dir, names=dict(game.table.names), rules=game.rules)
+    analysis = AnalysisFile(folder).lines()       # each deal's line, when the table analysed them
+    paths = write_report(summary, out_dir, names=dict(game.table.names), rules=game.rules, analysis=analysis)
     sys.stdout.write(settlement_text(summary["settlement"], game.table.names))
+    sys.stdout.write(analysis_lines_text(analysis))
     for kind, path in paths.items():
         sys.stdout.write(f"{kind}: {path}\n")
     return 0

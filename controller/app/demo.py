@@ -10,6 +10,10 @@ At the end: the pulka, the settlement, and the paths of the files written.
 simulated players of :class:`~controller.app.sim.BiddingSimulator` bid, declare and
 whist by laying their bidding tokens (the demo deck's ``[bids]`` table, one set per
 seat) on their own readers, and play contracts, misères and raspasovkas.
+
+The players pause and wait on the clock the demo is given (``preftable demo``: real time);
+on a :class:`~controller.core.clock.VirtualClock` the emulated hub runs on it too and the
+whole demo runs as fast as the code does (:mod:`controller.app.demo_players`).
 """
 
 from __future__ import annotations
@@ -24,18 +28,19 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Mapping, TextIO
+from typing import Mapping, Sequence, TextIO
 
+from ..core.clock import Clock
 from ..core.config import GameConfig, Table, load_game_config
 from ..core.errors import LinkError, PreftableError
-from ..core.events import PLACED, REMOVED, button
+from ..core.events import button
 from ..store.gamelog import CONFIG, DECK, EVENTS
-from .outputs import HubOutputs
+from . import backends
+from .outputs import Output
 from .service import TableService
-from .settings import Settings
-from .sim import BiddingSimulator, Noise, PageLine, TableSimulator, make_deck
-from .backends.display import DisplayConfig
-from .backends.hub import HubConfig, HubSource
+from .settings import settings_from_dict
+from .sim import BiddingSimulator, Noise, TableSimulator, make_deck
+from .demo_players import PacedPlayers, TableFollower, TableTime, play_in_order
 from .linkstate import link_state
 from .options import MIN_GAP_S, MIN_HUMAN_GAP_S
 from .screen import DIM, MISTAKE, TURN as TURN_STYLE, EnterConfirms, Screen
@@ -244,196 +249,6 @@ def demo_simulator(game: GameConfig, seed: int, deck, speed: float, entry: str =
                           gather_s=max(2.0, 0.6 * speed), min_gap_s=max(MIN_HUMAN_GAP_S, MIN_GAP_S * speed))
 
 
-class TableFollower:
-    """What the simulated players notice of the table, as people at it would: a card taken
-    back by ``undo`` (from the page, a button) is laid again -- lifted and laid once more,
-    the seat plays again (RULES.md "The table's buttons") -- and a card of theirs the table
-    refused meanwhile as out of turn is lifted and laid again after it.
-
-    An inline bus subscriber: it sees every event and signal as the table loop handles it;
-    the players wait for each card they lay to be handled before the next move, so they know
-    at once whether the table took it."""
-
-    name = "demo followers"
-    inline = True
-    WAIT_S = 30.0               # a card the table never hears of: the emulated hub is stuck
-
-    def __init__(self, deck=None):
-        self.deck = deck
-        self._changed = threading.Condition()
-        self._undone: list[tuple[str, str]] = []     # (zone, card) taken back, to lay again
-        self._handled: dict[tuple[str, str], int] = {}   # (zone, uid) -> times the loop handled it laid
-        self._refused: set[tuple[str, str]] = set()  # (zone, card) refused as out of turn, newest
-        self.stopped = False
-
-    # --- the bus side (the table loop's thread) ---------------------------------------------
-
-    def receive(self, item) -> None:
-        with self._changed:
-            event = item.event
-            if event is not None and event.event == PLACED:
-                key = (event.zone, event.uid if event.uid is not None else emulator_uid(event.card))
-                self._handled[key] = self._handled.get(key, 0) + 1
-            for signal in item.signals:
-                data = signal.data
-                if signal.kind == "undo" and data.get("card") is not None:
-                    self._undone.append((data["zone"], data["card"]))
-                elif signal.kind == "mistake" and data.get("type") == "out_of_turn":
-                    self._refused.add((data.get("zone"), data.get("card")))
-            self._changed.notify_all()
-
-    def tick(self, now: float) -> None:
-        pass
-
-    def close(self) -> None:
-        with self._changed:
-            self.stopped = True
-            self._changed.notify_all()
-
-    # --- the players' side -------------------------------------------------------------------
-
-    def handled(self, zone: str, uid: str) -> int:
-        with self._changed:
-            return self._handled.get((zone, uid), 0)
-
-    def wait_handled(self, zone: str, uid: str, before: int) -> None:
-        """Until the table loop has handled the card laid (its count went past ``before``)."""
-        with self._changed:
-            if not self._changed.wait_for(lambda: self.stopped or self._handled.get((zone, uid), 0) > before,
-                                          timeout=self.WAIT_S):
-                raise LinkError(f"the table never heard of the card laid on {zone}")
-
-    def undone(self) -> list[tuple[str, str]]:
-        """The cards taken back since last asked (and forget them), as (zone, uid)."""
-        with self._changed:
-            undone, self._undone = self._undone, []
-        return [(zone, self.uid(card)) for zone, card in undone]
-
-    def refused(self, zone: str, uid: str) -> bool:
-        """Whether the table refused this card as out of turn (asked once: forgotten after)."""
-        key = (zone, str(self.card(uid)))
-        with self._changed:
-            if key in self._refused:
-                self._refused.discard(key)
-                return True
-        return False
-
-    def uid(self, card: str) -> str:
-        """The tag of ``card`` (the deck's, else the emulator's made-up one for a card by name)."""
-        if self.deck is not None:
-            for uid, known in self.deck.cards.items():
-                if str(known) == card:
-                    return uid
-        return emulator_uid(parse_card(card))
-
-    def card(self, uid: str):
-        if self.deck is not None and self.deck.card_for(uid) is not None:
-            return self.deck.card_for(uid)
-        from ..core.cards import DECK as CARDS
-        return next((c for c in CARDS if emulator_uid(c) == uid), None)
-
-
-def play_in_order(emulator, events, zones, speed: float, stop: threading.Event,
-                  follower: TableFollower | None = None) -> None:
-    """Lay the simulated players' moves on the emulated hub's readers at their times (divided by ``speed``).
-
-    Each card laid waits until the hub has reported everything before it: the
-    cards laid (SEEN) and the cards taken away from other readers (GONE); each
-    card taken away waits for the SEEN of every card laid.  So the
-    host sees the moves in the players' order however loaded the machine is
-    (two threads' wall-clock gaps alone would not promise it); a flicker on one
-    reader (away for less than ``absent_ms``) stays the flicker the hub hides.
-    """
-    by_zone = {zone: i for i, zone in enumerate(zones)}
-    laid: dict[int, str] = {}                # reader -> the uid that must be reported there
-    start = time.monotonic()
-
-    def caught_up(reader: int, uid: str, gone_too: bool) -> bool:
-        reported = emulator.reported()
-        for r, shown in enumerate(reported):
-            want = laid.get(r)
-            if want is not None and shown != want:
-                return False
-            if gone_too and want is None and shown is not None and not (r == reader and shown == uid):
-                return False
-        return True
-
-    def move(kind: str, reader: int, uid: str) -> bool:
-        # a card is laid once every earlier move has been reported; a card is taken away once
-        # every card laid has been (else a tag lying for less than two polls would never be seen)
-        while not caught_up(reader, uid, gone_too=kind == PLACED):
-            if stop.wait(0.01):
-                return False
-        # a card laid again while the hub still reports it (a flicker) is never reported anew
-        fresh[0] = kind == PLACED and emulator.reported()[reader] != uid
-        if kind == PLACED:
-            emulator.place(reader, uid)
-            laid[reader] = uid
-        else:
-            emulator.remove(reader, uid)
-            laid.pop(reader, None)
-        return True
-
-    fresh = [False]             # the last card laid is new to the hub (it will report it)
-
-    def lay(zone: str, uid: str) -> bool:
-        """Lay a card and wait until the table has handled it (so its answer is known)."""
-        before = follower.handled(zone, uid)
-        if not move(PLACED, by_zone[zone], uid):
-            return False
-        if fresh[0]:
-            follower.wait_handled(zone, uid, before)
-        return True
-
-    def follow() -> bool:
-        """Lay again what the table took back (lift it, lay it: the hub must see it go)."""
-        for zone, uid in follower.undone():
-            reader = by_zone[zone]
-            lying = laid.get(reader) == uid
-            if lying and not move(REMOVED, reader, uid):
-                return False
-            if not lay(zone, uid):
-                return False
-            if not lying and not move(REMOVED, reader, uid):
-                return False        # it had been gathered already: laid again, then gathered again
-        return True
-
-    moves = [e for e in events if e.event in (PLACED, REMOVED) and e.zone in by_zone]
-    for index, event in enumerate(moves):
-        reader = by_zone[event.zone]
-        uid = event.uid if event.uid is not None else emulator_uid(event.card)
-        delay = start + event.t / speed - time.monotonic()
-        if delay > 0 and stop.wait(delay):
-            return
-        if follower is None:
-            if not move(event.event, reader, uid):
-                return
-            continue
-        if not follow():
-            return
-        if event.event == REMOVED:
-            if not move(REMOVED, reader, uid):
-                return
-            continue
-        if not lay(event.zone, uid):
-            return
-        following = moves[index + 1] if index + 1 < len(moves) else None
-        probe = following is not None and following.event == REMOVED and following.zone == event.zone
-        if not probe and follower.refused(event.zone, uid):
-            # a play laid just after an undo from elsewhere: lift it, lay the card taken back,
-            # then this one again (the table ignores a refused card until it is taken back)
-            if not (move(REMOVED, reader, uid) and follow() and lay(event.zone, uid)):
-                return
-    if follower is not None:
-        follow()
-
-
-def emulator_uid(card) -> str:
-    """The uid the emulator gives a card laid by name (HubEmulator.play's made-up uids)."""
-    from ..core.cards import DECK as CARDS
-    return "C0DE%04X" % CARDS.index(card)
-
-
 def demo_deck(game: GameConfig, seed: int):
     """The demo's deck: with ``rules.bidding``, one set of bidding tokens per seat too."""
     return make_deck(seed, token_sets=game.table.players if game.rules.bidding is True else 0)
@@ -455,104 +270,16 @@ def demo_tracker(game: GameConfig, deck):
     return DealTracker(game, deck)
 
 
-class PacedPlayers:
-    """The ``--bidding`` players' hands on the emulated hub: each move is made on the hub's
-    readers, and the next waits until the table loop has handled what the readers reported.
-
-    A bid is a token laid and lifted in a moment, and a missed or late tag changes the whole
-    deal, so these players do not play to the clock alone: a tag laid waits for its table
-    event, a tag laid again waits until its lifting was reported (else the hub would take it
-    for flicker), and a deal's first token waits until the last deal's cards are off the
-    table.  An inline bus subscriber (on the table loop's thread) sees every event handled.
-    """
-
-    name = "demo players"
-    inline = True
-    MOVE_WAIT_S = 30.0          # a tag the hub never reports: the emulated hub is stuck
-
-    def __init__(self, emulator, zones: list[str], deck, speed: float, enter=None):
-        self.emulator = emulator
-        self.enter = enter                              # a line entered on the page (PageLine) -> the table
-        self.controls = 0                               # control lines the loop has handled
-        self.reader = {zone: i for i, zone in enumerate(zones)}
-        self.deck = deck
-        self.speed = speed
-        self.changed = threading.Condition()
-        self.reported: set[tuple[str, str]] = set()    # (zone, uid) the table loop holds as lying
-        self.idle = True                                # no deal in progress, as the loop last saw
-        self.stopped = False
-
-    # --- the bus side (the table loop's thread) ------------------------------------------
-
-    def receive(self, item) -> None:
-        event = item.event
-        with self.changed:
-            if event is not None and event.uid is None and event.card is None:
-                self.controls += 1
-            if event is not None and event.uid is not None:
-                key = (event.zone, event.uid)
-                if event.event == "placed":
-                    self.reported.add(key)
-                else:
-                    self.reported.discard(key)
-            self.idle = item.snapshot.deal is None
-            self.changed.notify_all()
-
-    def tick(self, now: float) -> None:
-        pass
-
-    def close(self) -> None:
-        with self.changed:
-            self.stopped = True
-            self.changed.notify_all()
-
-    # --- the players' side -----------------------------------------------------------------
-
-    def _wait(self, ready, what: str) -> None:
-        with self.changed:
-            if not self.changed.wait_for(lambda: self.stopped or ready(), timeout=self.MOVE_WAIT_S):
-                raise LinkError(f"the emulated hub did not report {what}")
-
-    def _cards_lying(self) -> bool:
-        return any(self.deck.card_for(uid) is not None for _, uid in self.reported)
-
-    def play(self, events) -> None:
-        """Make every move of ``events`` in order, paced by their times (over ``speed``)."""
-        last_t = None
-        for event in events:
-            if last_t is not None:
-                time.sleep(max(0.0, event.t - last_t) / self.speed)
-            last_t = event.t
-            if self.stopped:
-                return
-            if isinstance(event, PageLine):             # entered on the phone, as the page posts it
-                if event.event == "result":             # a deal's first line: on a clear table
-                    self._wait(lambda: not self.idle or not self._cards_lying(), "the last deal's cards lifted")
-                with self.changed:
-                    before = self.controls
-                self.enter(event.line)
-                self._wait(lambda: self.controls > before, f"the table taking {event.line}")
-                continue
-            reader, key = self.reader[event.zone], (event.zone, event.uid)
-            if event.event == "removed":
-                self.emulator.remove(reader, event.uid)
-                continue
-            if self.emulator.tags()[reader] == event.uid:
-                continue                                # read again while it lies: nothing new
-            if self.idle or self.deck.token_for(event.uid) is not None:
-                # a deal's first card or token waits for a clear table (RULES-contracts.md, second
-                # edition: every card lying anywhere counts), as players let the last one be lifted
-                self._wait(lambda: not self.idle or not self._cards_lying(), "the last deal's cards lifted")
-            self._wait(lambda: key not in self.reported, f"{event.uid} lifted on {event.zone}")
-            self.emulator.place(reader, event.uid)
-            self._wait(lambda: key in self.reported or self.emulator.tags()[reader] != event.uid,
-                       f"{event.uid} laid on {event.zone}")
-
-
 def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameConfig,
              stream: TextIO, timeout: float | None = None, keyboard: TextIO | None = None,
-             web_port: int | None = None, web: str | None = None, entry: str = "tokens") -> dict:
+             web_port: int | None = None, web: str | None = None, entry: str = "tokens",
+             clock: Clock = time.monotonic, outputs: Sequence[Output] = ()) -> dict:
     """Play ``deals`` simulated deals through the emulated hub; return paths and the summary.
+
+    ``clock``: the time the players pace themselves on and every limit counts on (real
+    seconds; a :class:`~controller.core.clock.VirtualClock` plays the same demo as fast as the
+    code runs: :class:`~controller.app.demo_players.TableTime`).  ``outputs``: more subscribers
+    of the table's bus.
 
     With ``web`` (``host:port``) or ``web_port`` (a port on 127.0.0.1) the live table page is
     served while it plays (``0.0.0.0:8080``: for the phones on the LAN, announced as
@@ -562,20 +289,19 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     (the demo's hub has no buttons).  Ctrl-C raises KeyboardInterrupt holding
     the session folder.
     """
-    from firmware_bridge.emulator import HubEmulator
-
     zones = list(game.table.seats) + ["prikup"]
     deck = demo_deck(game, seed)
     sim = demo_simulator(game, seed, deck, speed, entry)
     events = list(sim.deals(deals))
-    emulator = HubEmulator(readers=len(zones), absent_ms=300, poll_ms=20)
+    pace = TableTime(clock)
+    emulator = pace.emulated_hub(readers=len(zones))
     emulator.open_pty()
     # the stable symlink, not /dev/pts/N: once the emulator closes, the symlink goes with it, while
     # the pty's number is soon another terminal's, which a reconnecting link would write into
     path = emulator.link_path
-    settings = Settings(game=game, backend="hub",
-                        sections={"hub": HubConfig(port=path, zones=tuple(zones)), "display": DisplayConfig("hub")})
-    service = TableService(settings, deck, log_dir)
+    settings = settings_from_dict({"readers": {"backend": "hub"}, "hub": {"port": path, "zones": zones},
+                                   "display": {"kind": "hub"}}, game=game)
+    service = TableService(settings, deck, log_dir, clock=clock)
     listen = web if web is not None else None if web_port is None else f"127.0.0.1:{web_port}"
     web = None
     if listen is not None:         # before the session: a port in use leaves no empty session behind
@@ -595,28 +321,32 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     session = service.open_session(new=True)
     if game.rules.bidding is True:
         service.tracker = demo_tracker(game, deck)      # reads the players' bidding tokens
-    source = HubSource(game, settings.section("hub"), service.clock,
-                       on_status=lambda message: service.set_link(
-                           "connected" if source.link.ready else "waiting", link_state(source.link, path)))
+    ctx = backends.with_reader(backends.RunContext(settings, clock=service.clock, deck=deck, stream=stream,
+                                                   session=session.folder.name, service=service))
+    source = ctx.source
     hint = "fix it, then press Enter to confirm" if keyboard is not None else "fix it, then press confirm"
-    view = LiveView(deals, stream, game.table.names, link=source.link, confirm_hint=hint)
-    service.outputs = [view, HubOutputs(source.link, game.table.seats, display=True)]
-    players = PacedPlayers(emulator, zones, deck, speed, enter=page_entry(service, zones)) \
+    view = LiveView(deals, stream, game.table.names, link=ctx.link, confirm_hint=hint)
+    service.outputs = [view, *backends.build_outputs(ctx)]      # the hub's LEDs and display rows
+    players = PacedPlayers(emulator, zones, deck, speed, enter=page_entry(service, zones), pace=pace) \
         if whole_games(game, entry) else None
-    follower = TableFollower(deck) if players is None else None
+    follower = TableFollower(deck, pace) if players is None else None
     if players is not None:
         service.outputs.append(players)
     if follower is not None:
         service.outputs.append(follower)
     if web is not None:
         service.outputs.append(web)
+    from .analyst import Analyst            # each ended deal analysed in a child process, as run does
+    service.outputs.append(Analyst(service.tracker.rules, service.tracker.players))
+    service.outputs += outputs
     if keyboard is not None:
         EnterConfirms(keyboard, lambda: service.sink(button(service.clock(), "confirm"))).start()
     script_done = threading.Event()
+    over = threading.Event()
     failure: list[str] = []
 
     def play() -> None:
-        if not source.link.wait_ready(10):
+        if not pace.wait(lambda: source.link.ready, 10):
             failure.append(f"the emulated hub at {path} did not answer")
             service.stop()
             return
@@ -624,28 +354,29 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
             if players is not None:
                 players.play(events)
             else:
-                play_in_order(emulator, events, zones, speed, service.stop_event, follower)
+                play_in_order(emulator, events, zones, speed, service.stop_event, follower, pace)
         except PreftableError as exc:       # the hub stuck, or a line the tracker cannot read
             failure.append(str(exc))
             service.stop()
         script_done.set()
+        pace.idle(over)                     # on virtual time the last reports need time to pass
 
     expected_s = events[-1].t / speed
     # the paced players wait on the table itself (each move has its own limit)
-    deadline = time.monotonic() + (timeout or (expected_s + 20 if players is None else math.inf))
+    deadline = pace() + (timeout or (expected_s + 20 if players is None else math.inf))
     settle_at: list[float] = []
 
     def finished() -> bool:
         tr = service.tracker
-        if time.monotonic() > deadline:
+        if pace() > deadline:
             failure.append("the demo did not finish in time")
             return True
         if not script_done.is_set():
             return False
         if len(tr.records) >= deals and not tr.leftover:
             return True
-        settle_at.append(time.monotonic())
-        return time.monotonic() - settle_at[0] > 3.0      # the last GONEs have had time to arrive
+        settle_at.append(pace())
+        return pace() - settle_at[0] > 3.0      # the last GONEs have had time to arrive
 
     player = threading.Thread(target=play, name="demo players", daemon=True)
     player.start()
@@ -654,6 +385,7 @@ def run_demo(*, deals: int, speed: float, seed: int, log_dir: Path, game: GameCo
     except KeyboardInterrupt:
         raise KeyboardInterrupt(str(session.folder)) from None
     finally:
+        over.set()
         emulator.close()
     if failure:
         raise LinkError(failure[0])
@@ -709,7 +441,8 @@ def preftable_command() -> str:
     return f"{shlex.quote(sys.executable)} -m controller"
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
+def cmd_demo(args: argparse.Namespace, clock: Clock = time.monotonic) -> int:
+    """``preftable demo``; on ``clock`` (real time; a test's virtual clock runs it as fast as it goes)."""
     game = load_game_config(args.config) if args.config else GameConfig(Table(players=args.players))
     # --bidding: the calls on bidding tokens (every deal begins with its auction); otherwise the
     # players enter what they agree on the page, under the config's rules.bidding ("auto")
@@ -718,18 +451,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
         game = replace(game, rules=replace(game.rules, bidding=True))
     out = sys.stdout
     keyboard = sys.stdin if sys.stdin is not None and sys.stdin.isatty() and out.isatty() else None
-    started = time.monotonic()
+    started = clock()
     try:
         result = run_demo(deals=args.deals, speed=args.speed, seed=args.seed, log_dir=Path(args.log_dir),
                           game=game, stream=out, keyboard=keyboard, web=getattr(args, "web", None),
-                          entry=entry)
+                          entry=entry, clock=clock)
     except KeyboardInterrupt as exc:
         where = f"; the game log so far is in {exc.args[0]}" if exc.args else ""
         sys.stderr.write(f"preftable: demo interrupted (Ctrl-C){where}\n")
         return 130
     out.write("\n" + summary_text(result["summary"], result["names"]))
     counts = result["recorded"]
-    out.write(f"\nplayed {plural(counts['complete'], 'deal')} in {time.monotonic() - started:.1f} s; "
+    out.write(f"\nplayed {plural(counts['complete'], 'deal')} in {clock() - started:.1f} s; "
               "files written:\n")
     for kind, path in result["paths"].items():
         out.write(f"  {kind:<8} {path}\n")

@@ -262,11 +262,13 @@ class Doctor:
         """The deck the service will read: ``--deck``, else the config's ``[table] deck``."""
         from ..core.deck import load_deck
 
+        from . import backends
+
         path = settings.deck_file(self.deck) if settings is not None else \
             (Path(self.deck) if self.deck else None)
         enroll = "preftable enroll" + (f" --config {self.config}" if self.config else "")
         if path is None:
-            if settings is not None and settings.backend != "sim":
+            if settings is not None and not backends.simulated(settings):
                 self.add(WARN, "no deck file ([table] deck or --deck): preftable run refuses to start, "
                                "every card would be an unknown tag",
                          f'set [table] deck = "deck.toml" in the config, then enrol the cards: {enroll}')
@@ -516,44 +518,45 @@ def print_wiring(args: argparse.Namespace, out) -> int:
     return 0
 
 
-def live_check(settings, out, *, backend=None, factory=None, step_s: float = 30.0) -> int:
-    """``doctor --live``: :class:`hw.check.LiveCheck` on the config's readers and pins; 1 if any FAIL."""
-    from hw.check import LiveCheck
-    from hw.rc522 import default_backend, open_readers
+def live_check(settings, out, *, driver=None, factory=None, step_s: float = 30.0) -> int:
+    """``doctor --live``: :class:`hw.check.LiveCheck` on the readers the chosen backend opens for
+    it (its ``live_readers``; ``driver``: their hardware driver, the tests' emulated chips) and on
+    the config's LEDs, buzzer and buttons, all on one pin factory (``factory``, else the run's
+    own); 1 if any FAIL."""
+    from contextlib import nullcontext
 
-    from .backends.gpio import pin_factory
+    from hw.check import LiveCheck, LiveReaders
 
-    spi, gpio = settings.section("spi"), settings.section("gpio")
-    factory = factory if factory is not None else pin_factory(settings)
-    backend = backend if backend is not None else default_backend(factory)
-    pins = factory if factory is not None else backend.pins()
-    readers, owned, check = [], [], None
-    try:
-        if settings.backend == "spi":
-            from .backends.spi import share_reset_lines
-            share_reset_lines(spi, pins)
-            wiring = [(r.bus, r.device, r.reset_pin) for r in spi.readers]
-            readers = list(zip((r.zone for r in spi.readers),
-                               open_readers(wiring, spd=spi.speed_hz, backend=backend, factory=pins)))
-        else:
-            out.write(f"warn readers.backend = \"{settings.backend}\": --live checks RC522 readers on the Pi's "
-                      "SPI only (a hub reports its readers in HELLO and FAULT: preftable doctor)\n")
-        leds = {zone: pins.output_pin(pin, f"{zone} LED") for zone, pin in gpio.leds.items()}
-        owned += leds.values()
-        buzzer = pins.output_pin(gpio.buzzer, "buzzer") if gpio.buzzer is not None else None
-        owned += [buzzer] if buzzer is not None else []
-        buttons = {name: pins.input_pin(pin, f"button {name}") for name, pin in gpio.buttons.items()}
-        owned += buttons.values()
-        check = LiveCheck(readers, backend, absent_ms=spi.absent_ms, leds=leds, buzzer=buzzer,
-                          buttons=buttons, step_s=step_s,
-                          prompt=lambda text: (out.write(f"  -> {text}\n"), out.flush()),
-                          emit=lambda line: (out.write(line.render() + "\n"), out.flush()))
-        check.run()
-    finally:
-        for _, reader in readers:
-            reader.close()
-        for pin in owned:
-            pin.close()
+    from . import backends
+
+    gpio = settings.section("gpio")
+    live_readers = getattr(backends.reader(settings.backend), "live_readers", None)
+    owned: list = []
+    check = None
+    with nullcontext(factory) if factory is not None else backends.open_pins(settings) as pins:
+        readers = LiveReaders()
+        try:
+            if live_readers is not None:
+                readers = live_readers(settings.readers, settings, pins, driver)
+            else:
+                out.write(f"warn readers.backend = \"{settings.backend}\": --live checks only the readers the Pi "
+                          "drives itself (a hub reports its readers in HELLO and FAULT: preftable doctor)\n")
+            leds = {zone: pins.output_pin(pin, f"{zone} LED") for zone, pin in gpio.leds.items()}
+            owned += leds.values()
+            buzzer = pins.output_pin(gpio.buzzer, "buzzer") if gpio.buzzer is not None else None
+            owned += [buzzer] if buzzer is not None else []
+            buttons = {name: pins.input_pin(pin, f"button {name}") for name, pin in gpio.buttons.items()}
+            owned += buttons.values()
+            check = LiveCheck(readers.readers, readers.clock, absent_ms=readers.absent_ms, leds=leds,
+                              buzzer=buzzer, buttons=buttons, step_s=step_s, identify=readers.identify,
+                              cost=readers.cost,
+                              prompt=lambda text: (out.write(f"  -> {text}\n"), out.flush()),
+                              emit=lambda line: (out.write(line.render() + "\n"), out.flush()))
+            check.run()
+        finally:
+            readers.close()
+            for pin in owned:
+                pin.close()
     return 1 if check.failed else 0
 
 

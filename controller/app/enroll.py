@@ -8,7 +8,8 @@ enrolled twice.  The deck file is rewritten atomically after every card, so
 an interrupted enrolment resumes with the first missing card.
 
 :class:`Enrolment` is the logic, driven by table events and free of threads
-and I/O; :func:`cmd_enroll` wires a source (sim, hub or SPI readers) to it
+and I/O; :func:`cmd_enroll` wires the configured reader backend's source to it
+(:mod:`controller.app.backends`: sim, hub, SPI readers or any other registered)
 through a queue and renders it on the configured outputs.
 """
 
@@ -35,6 +36,8 @@ from ..core.errors import ConfigError, DeckError
 from ..core.events import PLACED, REMOVED, TableEvent, placed, removed
 from ..core.tokens import TOKENS
 from ..core.view import DISPLAY_COLS, DISPLAY_ROWS, ERROR, TURN, Indications
+from . import backends
+from .backends import ReaderSource
 
 log = logging.getLogger(__name__)
 
@@ -274,7 +277,7 @@ class TokenEnrolment(Enrolment):
 
 # --- a simulated helper for the sim backend --------------------------------------------
 
-class EnrolSimSource:
+class EnrolSimSource(ReaderSource):
     """A simulated helper laying fresh tags (``04`` + 6 random bytes) one at a time,
     each lifted after being read; now and then it lays an already enrolled one
     again (to show the refusal).  Deterministic for a seed; runs until stopped."""
@@ -319,6 +322,10 @@ class EnrolSimSource:
         if self._thread is not None:
             self._thread.join(timeout=2)
 
+    def lying(self, timeout: float) -> list[str]:
+        """The helper starts with every reader clear."""
+        return []
+
 
 # --- the command --------------------------------------------------------------------------
 
@@ -342,17 +349,11 @@ def load_partial(path: Path) -> Deck:
     return load_deck(path, complete=False)
 
 
-def make_source(ctx, zone: str | None, known: Iterable[str]):
-    """The event source of the configured backend (and the hub link, if any)."""
-    from . import backends
-
-    settings = ctx.settings
-    source = backends.reader(settings.backend).enroll_source(settings.readers, ctx, zone, known)
-    return source, ctx.link
-
-
 class EnrolRun:
-    """One run of the command: source -> queue -> :class:`Enrolment` -> outputs and deck file."""
+    """One run of the command: source -> queue -> :class:`Enrolment` -> outputs and deck file.
+
+    ``source`` is any reader backend's (:class:`~controller.app.backends.ReaderSource`): what
+    it says lies on the readers as it starts must be lifted before the first tag is taken."""
 
     def __init__(self, path: Path, enrolment: Enrolment, source, outputs: Sequence = (),
                  tick_s: float = 0.05):
@@ -377,12 +378,7 @@ class EnrolRun:
         self.source.start(self.queue.put)
         try:
             # what lies on the readers now would be enrolled at once: it must be lifted first
-            lying: list[str] | None = None
-            link = getattr(self.source, "link", None)
-            if link is not None and link.wait_ready(READY_WAIT_S):
-                lying = [zone for zone, uid in zip(link.zones, link.picture()) if zone and uid]
-            elif link is None and hasattr(self.source, "lying"):      # the Pi's own readers
-                lying = self.source.lying(READY_WAIT_S)
+            lying = self.source.lying(READY_WAIT_S)
             for m in enrolment.clear_first(lying or []):
                 if self.on_message is not None:
                     self.on_message(m)
@@ -425,18 +421,15 @@ class EnrolRun:
 
 def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
     """``preftable enroll``; ``stream`` replaces standard output (tests)."""
-    from . import backends
     from .settings import load_settings
     from .sources import SessionClock
 
     out = stream or sys.stdout
     settings = load_settings(args.config)
-    if settings.backend != "sim":                 # the service would be reading the same tags
+    if not backends.simulated(settings):          # the service would be reading the same tags
         from .doctor import refuse_if_service_runs
         refuse_if_service_runs(settings)
-    if settings.backend == "hub" and not getattr(args, "wait", False):
-        from .linkstate import check_hub_port
-        check_hub_port(settings.section("hub").port)
+    backends.preflight(settings, wait=getattr(args, "wait", False))
     zone = args.zone
     if zone is not None and zone not in settings.zones:
         raise ConfigError(f"--zone: must be one of {', '.join(settings.zones)}, got {zone!r}", "zone")
@@ -469,40 +462,35 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
         save_deck(path, enrolment.deck)       # fail now, not after the first card, if it cannot be written
     elif enrolment.resumed_with:
         out.write(f"{path}: resuming: {enrolment.progress} {what} enrolled, next {enrolment.next_card}\n")
-    ctx = backends.RunContext(settings, clock=SessionClock(), stream=out)
-    try:
-        source, link = make_source(ctx, zone, enrolment.cards)
-        outputs = backends.build_outputs(ctx)
-    except BaseException:
-        ctx.close_pins()
-        raise
-    runner = EnrolRun(path, enrolment, source, outputs)
+    with backends.open_pins(settings) as pins:
+        ctx = backends.RunContext(settings, clock=SessionClock(), pins=pins, stream=out)
+        ctx = backends.with_reader(ctx, enrolling=(zone, enrolment.cards))
+        runner = EnrolRun(path, enrolment, ctx.source, backends.build_outputs(ctx))
 
-    def say(message: Message) -> None:
-        out.write(f"{enrolment.progress} {message.text}\n")
-        out.flush()
+        def say(message: Message) -> None:
+            out.write(f"{enrolment.progress} {message.text}\n")
+            out.flush()
 
-    if settings.section("display").kind != "terminal":        # the display is elsewhere: say it here too, a line each
-        runner.on_message = say
+        if settings.section("display").kind != "terminal":    # the display is elsewhere: say it here too, a line each
+            runner.on_message = say
 
-    def on_term(signum, frame):
-        log.info("signal %d: stopping the enrolment", signum)
-        runner.stop()
+        def on_term(signum, frame):
+            log.info("signal %d: stopping the enrolment", signum)
+            runner.stop()
 
-    main_thread = threading.current_thread() is threading.main_thread()
-    old_term = signal.signal(signal.SIGTERM, on_term) if main_thread else None
-    try:
-        complete = runner.run()
-    except KeyboardInterrupt:
-        save_deck(path, enrolment.deck)       # in case Ctrl-C fell between a card and its save
-        sys.stderr.write(f"preftable: enrolment interrupted: {enrolment.progress} {what} saved in {path}; "
-                         f"{resume}\n")
-        return EXIT_INTERRUPTED
-    finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, old_term)
-        runner.close()
-        ctx.close_pins()
+        main_thread = threading.current_thread() is threading.main_thread()
+        old_term = signal.signal(signal.SIGTERM, on_term) if main_thread else None
+        try:
+            complete = runner.run()
+        except KeyboardInterrupt:
+            save_deck(path, enrolment.deck)       # in case Ctrl-C fell between a card and its save
+            sys.stderr.write(f"preftable: enrolment interrupted: {enrolment.progress} {what} saved in {path}; "
+                             f"{resume}\n")
+            return EXIT_INTERRUPTED
+        finally:
+            if main_thread:
+                signal.signal(signal.SIGTERM, old_term)
+            runner.close()
     if not complete:
         sys.stderr.write(f"preftable: enrolment stopped: {enrolment.progress} {what} saved in {path}; {resume}\n")
         return 0

@@ -130,7 +130,7 @@ def cmd_hub_emulator(args: argparse.Namespace) -> int:
     if readers > MAX_READERS:
         raise ConfigError(f"{len(zones)} zones: a hub has at most {MAX_READERS} readers", "zones")
     cards = {str(card): uid.upper() for uid, card in deck.cards.items()} if deck is not None else None
-    from firmware_bridge.emulator import serve
+    from firmware_bridge.emulator_serve import serve
     return serve(events, zones, cards, readers=readers, speed=args.speed, tcp=args.tcp, host=args.host,
                  edge_ms=not args.no_edge_ms, what=what)
 

@@ -18,7 +18,7 @@ Topics, under ``<prefix>/<table_id>/`` (MQTT 5, JSON payloads):
   ``{"table", "session", "line", "text"}`` with ``line`` counted from 1 and
   ``text`` the line exactly as the log holds it (without its newline).
 - ``state``: the table now, retained, QoS 0, at most every 0.25 s (the
-  latest wins): ``{"table", "session", "lines", "acked", "snapshot"}``;
+  latest wins): ``{"table", "session", "lines", "acked", "snapshot", "analysis"}``;
   ``lines`` is how many lines of the session's log had been read when it was
   sent, ``acked`` the acknowledged mark then.  ``snapshot`` is the board's
   part of the :class:`~controller.core.snapshot.TableSnapshot`
@@ -26,7 +26,9 @@ Topics, under ``<prefix>/<table_id>/`` (MQTT 5, JSON payloads):
   in progress without its closed tricks, the number of deals played, the
   pulka, the settlement, the next deal, the first alerts and the link.  Its size
   is bounded: it never carries the session's history (that is the ``log``
-  topic, and the board's mirror).
+  topic, and the board's mirror).  ``analysis`` is the line for people of the
+  session's last analysed deal, ``{"deal", "line"}`` (docs/analysis.md, from the
+  session's ``analysis.jsonl``), or null; a new line sends the state again.
 - ``status``: ``online`` / ``offline``, retained; ``offline`` is also the will.
 - ``session``: the session's ``config.toml`` and ``deck.toml`` (or null),
   retained, once per session (and again on every reconnect):
@@ -66,115 +68,29 @@ topics (ACL) only loses this safety net; the table says so in its log.
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
 import os
 import queue
-import re
 import socket
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
-from urllib.parse import urlsplit
 
-from ..core.config import check_known_keys, check_str, check_table
-from ..core.errors import ConfigError, LogError
-from ..store.files import clear_temporary, open_fd, open_read, read_bounded
-from ..store.gamelog import CONFIG, DECK, EVENTS, SessionLog
+from ..core.errors import ConfigError
+from ..store.analyses import AnalysisLines
+from ..store.gamelog import EVENTS, SessionLog
 from .findings import FAIL, OK, WARN
+# The section, the client and the outbox live beside the publisher; their names stay importable from here.
+# The section, the client and the outbox live beside the publisher; their names stay importable from here.
+from .mqtt_config import (CLOSE_FLUSH_S, DEFAULT_PREFIX, FETCH_EVERY_S, FETCH_LINES, KEEPALIVE_S, MARK_EVERY_S,
+                          MARK_FILE, PROBE_TIMEOUT_S, RETRY_REFUSED_S, SECTION, STATE_EVERY_S, WINDOW, BrokerAddress,
+                          MqttConfig, check_topic_level, check_topic_prefix, make_client, parse_broker_url,
+                          read_password_file, reason_failed, topic)
+from .mqtt_outbox import MarkFile, Outbox, count_lines, fetch_request, log_lines, mark_record, unfinished_outboxes
 
 log = logging.getLogger(__name__)
-
-SECTION = "mqtt"
-KEYS = ("broker", "table_id", "username", "password", "password_file", "ca_file", "topic_prefix")
-DEFAULT_PREFIX = "preftable"
-DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}
-MARK_FILE = "mqtt-acked.json"
-WINDOW = 500                 # log lines handed to paho and not yet acknowledged, at most
-READ_CHUNK = 1 << 18         # bytes of events.jsonl read at a time
-MARK_EVERY_S = 0.25          # the acked mark is written at most this often (and at close)
-RETRY_REFUSED_S = 10.0       # lines the broker refused are offered again after this long
-PROBE_TIMEOUT_S = 10.0       # the read-back of the table's own state after a connect
-CLOSE_FLUSH_S = 1.0          # at shutdown, wait this long at most for outstanding acks
-KEEPALIVE_S = 15
-RECONNECT_S = (0.5, 5)       # paho's reconnect back-off, first and longest
-STATE_EVERY_S = 0.25         # the state is published at most this often (the latest one)
-FORBIDDEN_IN_ID = "/#+"
-SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-# a session folder's name as SessionLog.create makes it: a UTC time, maybe "-2", "-3"...
-SESSION_NAME = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ(-\d{1,4})?")
-FETCH_LINES = 1000           # lines sent again for one fetch request, at most
-FETCH_EVERY_S = 0.2          # fetch requests answered at most this often (the rest: asked again)
-MARK_BYTES = 4096            # mqtt-acked.json is one short record
-SESSION_FILE_BYTES = 1 << 20  # config.toml and deck.toml as published, at most
-
-
-# --- configuration ----------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class BrokerAddress:
-    host: str
-    port: int
-    tls: bool
-
-    @property
-    def url(self) -> str:
-        return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.port}"
-
-
-def parse_broker_url(url: object, key: str = "mqtt.broker") -> BrokerAddress:
-    """``mqtt://host[:port]`` or ``mqtts://host[:port]`` (TLS)."""
-    text = check_str(url, key)
-    parts = urlsplit(text)
-    if parts.scheme not in DEFAULT_PORTS:
-        raise ConfigError(f"{key}: must be mqtt://host:port or mqtts://host:port, got {text!r}", key)
-    try:
-        port = parts.port or DEFAULT_PORTS[parts.scheme]
-    except ValueError:
-        raise ConfigError(f"{key}: bad port in {text!r}", key) from None
-    if not parts.hostname:
-        raise ConfigError(f"{key}: no host in {text!r}", key)
-    if parts.username or parts.password or parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ConfigError(f"{key}: only scheme, host and port belong in the URL "
-                          f"(user and password have their own keys), got {text!r}", key)
-    return BrokerAddress(parts.hostname, port, parts.scheme == "mqtts")
-
-
-def check_topic_level(value: object, key: str) -> str:
-    """A table id: one topic level, a folder name of the board's mirror and a broker user
-    name at once, so a safe name: 1 to 64 of ASCII letters, digits, ``-``, ``_`` and ``.``,
-    beginning with a letter or a digit (never ``..``, never a hidden folder, no ``/``,
-    ``#``, ``+``, spaces or control characters)."""
-    text = check_str(value, key)
-    if not text or len(text) > 64:
-        raise ConfigError(f"{key}: must be 1 to 64 characters, got {text!r}", key)
-    bad = [ch for ch in text if ch in FORBIDDEN_IN_ID or ord(ch) < 32 or ord(ch) == 127]
-    if bad:
-        raise ConfigError(f"{key}: must not contain {bad[0]!r} (a topic level: no '/', '#' or '+'), "
-                          f"got {text!r}", key)
-    if not SAFE_ID.fullmatch(text):
-        raise ConfigError(f"{key}: must be letters, digits, '-', '_' and '.', beginning with a letter "
-                          f"or a digit (it names a folder of the club's mirror), got {text!r}", key)
-    return text
-
-
-def check_topic_prefix(value: object, key: str) -> str:
-    """Topic levels joined by ``/``: none empty, no wildcards."""
-    text = check_str(value, key)
-    levels = text.split("/")
-    for level in levels:
-        if not level or "#" in level or "+" in level or any(ord(ch) < 32 for ch in level):
-            raise ConfigError(f"{key}: must be topic levels joined by '/', none empty and no '#' or '+', "
-                              f"got {text!r}", key)
-    return text
-
-
-def topic(prefix: str, table_id: str, kind: str) -> str:
-    return f"{prefix}/{table_id}/{kind}"
-
 
 # the deal in progress as the board shows it: its closed tricks (up to ten, with every card) are
 # the log's business; the trick number, the cards of the trick being played and the counts stay
@@ -199,362 +115,6 @@ def board_state(snapshot) -> dict:
     }
 
 
-@dataclass(frozen=True)
-class MqttConfig:
-    """The ``[mqtt]`` section, validated (paths as written: resolved by :func:`build`)."""
-
-    broker: BrokerAddress
-    table_id: str
-    username: str | None = None
-    password: str | None = None
-    password_file: str | None = None
-    ca_file: str | None = None
-    topic_prefix: str = DEFAULT_PREFIX
-
-    def topic(self, kind: str) -> str:
-        return topic(self.topic_prefix, self.table_id, kind)
-
-    @classmethod
-    def parse(cls, section: Mapping[str, Any]) -> "MqttConfig":
-        check_table(section, SECTION)
-        check_known_keys(section, SECTION, KEYS)
-        for needed in ("broker", "table_id"):
-            if needed not in section:
-                raise ConfigError(f"{SECTION}.{needed}: missing (a table publishing to MQTT needs "
-                                  "broker and table_id)", f"{SECTION}.{needed}")
-        kw: dict[str, Any] = {"broker": parse_broker_url(section["broker"], f"{SECTION}.broker"),
-                              "table_id": check_topic_level(section["table_id"], f"{SECTION}.table_id")}
-        for name in ("username", "password", "password_file", "ca_file"):
-            if name in section:
-                kw[name] = check_str(section[name], f"{SECTION}.{name}")
-                if not kw[name]:
-                    raise ConfigError(f"{SECTION}.{name}: must not be empty", f"{SECTION}.{name}")
-        if "password" in kw and "password_file" in kw:
-            raise ConfigError(f"{SECTION}.password_file: give password or password_file, not both",
-                              f"{SECTION}.password_file")
-        if ("password" in kw or "password_file" in kw) and "username" not in kw:
-            raise ConfigError(f"{SECTION}.username: a password needs a username", f"{SECTION}.username")
-        if "ca_file" in kw and not kw["broker"].tls:
-            raise ConfigError(f"{SECTION}.ca_file: only for an mqtts:// broker", f"{SECTION}.ca_file")
-        if "topic_prefix" in section:
-            kw["topic_prefix"] = check_topic_prefix(section["topic_prefix"], f"{SECTION}.topic_prefix")
-        return cls(**kw)
-
-
-def read_password_file(path: Path, key: str) -> str:
-    """The first line of a password file (the file a systemd credential or an admin writes)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{key}: {path}: no such file", key) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{key}: {path}: cannot read: {getattr(exc, 'strerror', None) or exc}", key) from None
-    password = text.splitlines()[0] if text else ""
-    if not password:
-        raise ConfigError(f"{key}: {path}: empty", key)
-    return password
-
-
-# --- the paho client ----------------------------------------------------------------------
-
-def make_client(client_id: str, broker: BrokerAddress, *, username: str | None = None,
-                password: str | None = None, ca_file: Path | None = None, manual_ack: bool = False):
-    """A paho MQTT 5 client set up for ``broker`` (not connected yet).
-
-    MQTT 5 because its PUBACK carries a reason code: a publish the broker's ACL
-    refuses is *not* acknowledged, where MQTT 3.1.1 would acknowledge it silently.
-    """
-    try:
-        import paho.mqtt.client as paho
-    except ImportError:
-        raise ConfigError("[mqtt] needs paho-mqtt: pip install 'preftable[club]'", SECTION) from None
-    client = paho.Client(paho.CallbackAPIVersion.VERSION2, client_id=client_id,
-                         protocol=paho.MQTTv5, manual_ack=manual_ack)
-    if broker.tls:
-        try:
-            client.tls_set(ca_certs=str(ca_file) if ca_file else None)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"{SECTION}.ca_file: {ca_file}: {exc}", f"{SECTION}.ca_file") from None
-    if username is not None:
-        client.username_pw_set(username, password)
-    client.reconnect_delay_set(*RECONNECT_S)
-    client.on_socket_open = _no_delay
-    return client
-
-
-def _no_delay(client, userdata, sock) -> None:
-    """TCP_NODELAY on paho's socket: an event's lines go out back to back, and with Nagle's
-    algorithm the second would wait for the broker's delayed ACK (40 ms on Linux)."""
-    try:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    except (OSError, AttributeError) as exc:     # not a TCP socket (a proxy, a unix socket)
-        log.debug("TCP_NODELAY not set: %s", exc)
-
-
-def reason_failed(reason_code) -> bool:
-    """True for an MQTT 5 reason code that says no (0x80 and above)."""
-    return bool(getattr(reason_code, "is_failure", False))
-
-
-# --- the outbox: one session's events.jsonl -------------------------------------------------
-
-def mark_record(line: int) -> bytes:
-    """The acked mark as a record of fixed width (JSON with the number padded)."""
-    return b'{"line": %12d}\n' % line
-
-
-class MarkFile:
-    """``mqtt-acked.json``, rewritten in place: one ``pwrite`` of a fixed-width record.
-
-    No rename, no fsync: the publisher's thread never waits for the disk (on
-    ext4 a rename over a file flushes the new one's data first).  A SIGKILL
-    leaves the old record or the new one; a power cut may leave an older one or
-    a damaged one (read as 0).  Either only means lines published again, which
-    subscribers drop.
-    """
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._fd: int | None = None
-
-    def write(self, line: int) -> None:
-        if self._fd is None:
-            flags = os.O_RDWR | os.O_CREAT
-            try:
-                self._fd = open_fd(self.path, flags, folder=True)
-            except OSError as exc:
-                if exc.errno not in (errno.ELOOP, errno.EINVAL) or not self.path.parent.is_dir():
-                    raise
-                # a link or a FIFO planted at the mark: replaced, never written through
-                log.warning("%s: not a regular file (%s); replaced", self.path, exc.strerror)
-                clear_temporary(self.path)
-                self._fd = open_fd(self.path, flags, folder=True)
-        os.pwrite(self._fd, mark_record(line), 0)
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-
-def count_lines(path: Path) -> tuple[int, int]:
-    """(whole lines, bytes they take) of a file; a torn last line is not counted."""
-    lines = size = 0
-    with open_read(path, folder=True) as fh:
-        while chunk := fh.read(READ_CHUNK):
-            lines += chunk.count(b"\n")
-            size += len(chunk)
-            last = chunk
-        if size and not last.endswith(b"\n"):
-            size -= len(last) - (last.rfind(b"\n") + 1)
-    return lines, size
-
-
-def _line_text(raw: bytes, path: Path, number: int) -> str:
-    """A log line as published: its text, or (not UTF-8) with replacement characters."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        log.warning("%s:%d: not UTF-8; published with replacement characters", path, number)
-        return raw.decode("utf-8", errors="replace")
-
-
-def fetch_request(payload: bytes) -> tuple[str, int, int] | None:
-    """``{"session", "from", "to"}`` of a board's fetch message, checked; None if it is not one."""
-    if len(payload) > 512:
-        return None
-    try:
-        doc = json.loads(payload)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(doc, dict):
-        return None
-    session, first, last = doc.get("session"), doc.get("from"), doc.get("to")
-    if not isinstance(session, str) or not SESSION_NAME.fullmatch(session):
-        return None
-    if any(isinstance(v, bool) or not isinstance(v, int) for v in (first, last)) or not 1 <= first <= last:
-        return None
-    return session, first, last
-
-
-def log_lines(path: Path, first: int, last: int) -> list[tuple[int, str]]:
-    """Whole lines ``first`` to ``last`` (counted from 1) of a log, with their numbers."""
-    out: list[tuple[int, str]] = []
-    number, rest = 1, b""
-    with open_read(path, folder=True) as fh:
-        while number <= last and (chunk := fh.read(READ_CHUNK)):
-            data = rest + chunk
-            at = 0
-            while number <= last:
-                nl = data.find(b"\n", at)
-                if nl < 0:
-                    break
-                if number >= first:
-                    out.append((number, _line_text(data[at:nl], path, number)))
-                number += 1
-                at = nl + 1
-            rest = data[at:] if number >= first else b""   # lines before ``first`` are only counted
-    return out
-
-
-class Outbox:
-    """The lines of one session's log that the broker has not acknowledged yet."""
-
-    def __init__(self, folder: Path):
-        if os.path.islink(folder) or not folder.is_dir():
-            raise LogError(f"{folder}: not a session folder (a symlink?); nothing of it is published")
-        self.folder = folder
-        self.session = folder.name
-        self.events_path = folder / EVENTS
-        self.mark_path = folder / MARK_FILE
-        self.acked = self._load_mark()
-        self.saved = self.acked if self.mark_path.exists() else -1
-        self._mark_file = MarkFile(self.mark_path)
-        self._acked_above: set[int] = set()
-        self.refused: set[int] = set()
-        self.handed = 0              # lines handed to paho and not answered yet
-        self.announced = False       # the session message went out on this connection
-        self._position_after(self.acked)
-
-    def _load_mark(self) -> int:
-        try:
-            doc = json.loads(read_bounded(self.mark_path, MARK_BYTES, folder=True))
-            line = doc["line"]
-            if isinstance(line, int) and not isinstance(line, bool) and line >= 0:
-                return line
-            raise ValueError(f"bad line {line!r}")
-        except FileNotFoundError:
-            return 0
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("%s: unreadable (%s): publishing the session from its first line", self.mark_path, exc)
-            return 0
-
-    def _position_after(self, line: int) -> None:
-        """Read on from the line after ``line`` (the start of the file for 0)."""
-        self.next_line, self.offset = 1, 0
-        if line == 0 or not self.events_path.exists():
-            return
-        count = 0
-        with open_read(self.events_path, folder=True) as fh:
-            while count < line and (chunk := fh.read(READ_CHUNK)):
-                at = 0
-                while count < line:
-                    nl = chunk.find(b"\n", at)
-                    if nl < 0:
-                        break
-                    count += 1
-                    at = nl + 1
-                self.offset += at if count == line else len(chunk)
-        if count < line:
-            # the log lost lines after a power cut (fsync'd at each trick); the mark was ahead of it
-            log.warning("%s: the acked mark says %d lines but the log has %d: publishing from line %d",
-                        self.mark_path, line, count, count + 1)
-            self.acked = count
-        self.next_line = count + 1
-
-    def take(self, limit: int) -> list[tuple[int, str]]:
-        """Up to ``limit`` whole lines not handed out yet, with their numbers."""
-        if limit <= 0:
-            return []
-        try:
-            if os.stat(self.events_path).st_size <= self.offset:
-                return []                # nothing new (most ticks): no open, no read
-            with open_read(self.events_path, folder=True) as fh:
-                fh.seek(self.offset)
-                data = fh.read(READ_CHUNK)
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise LogError(f"{self.events_path}: cannot read: {exc.strerror}") from None
-        out = []
-        at = 0
-        while len(out) < limit:
-            nl = data.find(b"\n", at)
-            if nl < 0:
-                break                # a line being written, or the end of what was read
-            raw = data[at:nl]
-            at = nl + 1
-            out.append((self.next_line, _line_text(raw, self.events_path, self.next_line)))
-            self.next_line += 1
-        self.offset += at
-        return out
-
-    @property
-    def lines_read(self) -> int:
-        return self.next_line - 1
-
-    def answer(self, line: int, ok: bool) -> None:
-        self.handed -= 1
-        if not ok:
-            self.refused.add(line)
-            return
-        if line <= self.acked:
-            return
-        self._acked_above.add(line)
-        while self.acked + 1 in self._acked_above:
-            self.acked += 1
-            self._acked_above.discard(self.acked)
-
-    def rewind(self, to: int | None = None) -> None:
-        """Offer again every line after the mark, lowered to ``to`` if given (the broker
-        lost lines it had acknowledged); the lines the subscribers have come twice."""
-        if to is not None and to < self.acked:
-            self.acked = to
-        self.refused.clear()
-        self._acked_above.clear()
-        self._position_after(self.acked)
-
-    def save(self) -> None:
-        if self.acked == self.saved:
-            return
-        try:
-            self._mark_file.write(self.acked)
-            self.saved = self.acked
-        except OSError as exc:       # only costs lines sent twice after a restart
-            log.warning("%s: cannot write (%s)", self.mark_path, exc.strerror)
-
-    def close(self) -> None:
-        self._mark_file.close()
-
-    def drained(self) -> bool:
-        """Every whole line of the file acknowledged (and nothing in flight)."""
-        return (self.handed == 0 and not self.refused and self.acked == self.lines_read
-                and not self._more_written())
-
-    def _more_written(self) -> bool:
-        try:
-            with open_read(self.events_path, folder=True) as fh:
-                fh.seek(self.offset)
-                return b"\n" in fh.read(READ_CHUNK)
-        except FileNotFoundError:
-            return False
-        except OSError as exc:
-            raise LogError(f"{self.events_path}: cannot read: {exc.strerror}") from None
-
-    def session_message(self, table_id: str) -> dict:
-        def text(name: str) -> str | None:
-            try:
-                return read_bounded(self.folder / name, SESSION_FILE_BYTES, folder=True).decode("utf-8")
-            except FileNotFoundError:
-                return None
-            except (OSError, UnicodeDecodeError) as exc:
-                log.warning("%s: not published (%s)", self.folder / name, getattr(exc, "strerror", None) or exc)
-                return None
-        return {"table": table_id, "session": self.session, "config": text(CONFIG), "deck": text(DECK)}
-
-
-def unfinished_outboxes(log_dir: Path) -> list[Path]:
-    """Session folders this publisher has started on (a mark exists) but not finished, oldest first."""
-    if not log_dir.is_dir():
-        return []
-    found = []
-    # SessionLog.sessions: never a symlinked folder (its lines are not this table's to publish)
-    for folder in (p for p in SessionLog.sessions(log_dir) if os.path.lexists(p / MARK_FILE)):
-        box = Outbox(folder)
-        if box.acked < count_lines(box.events_path)[0]:
-            found.append(folder)
-    return found
-
 
 # --- the publisher ------------------------------------------------------------------------------
 
@@ -571,6 +131,7 @@ class MqttPublisher:
         self._inflight: dict[int, tuple[Outbox, int]] = {}
         self._outboxes: list[Outbox] = []
         self._snapshot = None
+        self._analysis = AnalysisLines()    # the session's analysis.jsonl, read when it grew
         self._state_due = False
         self._connected = False
         self._retry_at: float | None = None
@@ -629,6 +190,9 @@ class MqttPublisher:
         self._pump(time.monotonic())
 
     def tick(self, now: float) -> None:
+        box = self.current
+        if box is not None and self._snapshot is not None and self._analysis.changed(box.folder):
+            self._state_due = True          # a deal's analysis came in, off the table loop
         self._pump(now)
 
     @property
@@ -877,7 +441,8 @@ class MqttPublisher:
         box = self.current
         payload = json.dumps({"table": self.config.table_id, "session": box.session if box else "",
                               "lines": box.lines_read if box else 0, "acked": box.acked if box else 0,
-                              "snapshot": board_state(self._snapshot)}, ensure_ascii=False)
+                              "snapshot": board_state(self._snapshot),
+                              "analysis": self._analysis.last(box.folder) if box else None}, ensure_ascii=False)
         # QoS 0: paho never sends it again after a reconnect, so the state the broker holds
         # carries a mark no later than the broker's own history (see _end_probe)
         self.client.publish(self.config.topic("state"), payload, qos=0, retain=True)
@@ -964,4 +529,6 @@ def doctor(config: MqttConfig | None, doc, settings) -> None:
 
 
 __all__ = ["MqttConfig", "MqttPublisher", "BrokerAddress", "Outbox", "board_state", "parse", "outputs", "doctor", "make_client",
-           "parse_broker_url", "check_topic_level", "topic", "MARK_FILE"]
+           "parse_broker_url", "check_topic_level", "check_topic_prefix", "topic", "MARK_FILE", "DEFAULT_PREFIX",
+           "MarkFile", "count_lines", "fetch_request", "log_lines", "mark_record", "unfinished_outboxes",
+           "read_password_file", "reason_failed"]

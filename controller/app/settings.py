@@ -9,7 +9,7 @@ other section belongs to the backend or output registered under it
 README documents them all:
 
     [readers]
-    backend = "sim"              # spi | hub | sim
+    backend = "sim"              # sim | hub | spi: a reader registered in controller/app/backends
 
     [log]
     dir = "logs"
@@ -69,13 +69,15 @@ class Settings:
         return self.section(backends.reader(self.backend).SECTION)
 
 
-def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None) -> Settings:
-    """Validate a decoded config file as a whole."""
+def settings_from_dict(doc: Mapping[str, Any], source: Path | None = None, *,
+                       game: GameConfig | None = None) -> Settings:
+    """Validate a decoded config file as a whole; ``game``: the game it is for, instead of
+    the file's ``[table]`` and ``[rules]`` (the demo's table, built from its options)."""
     known = CORE_SECTIONS + backends.section_names()
     for name in doc:
         if name not in known:
             raise ConfigError(f"{name}: unknown section (known: {', '.join(known)})", name)
-    game = game_config_from_dict(doc)
+    game = game if game is not None else game_config_from_dict(doc)
     deck = deck_path(doc.get("table", {}).get("deck"), source)
 
     readers = check_table(doc.get("readers", {}), "readers")
@@ -118,7 +120,8 @@ def no_deck(settings: Settings) -> ConfigError:
 
 
 def check_across_sections(settings: Settings) -> None:
-    """The rules that span sections: each module's own ``check``, then every claimed GPIO pin once."""
+    """The rules that span sections: each module's own ``check``, then every claimed GPIO pin
+    once, then each module's ``check_claimed`` on every pin claimed (the SPI buses' pins)."""
     modules = backends.section_modules(present=settings.present, backend=settings.backend)
     for mod in modules.values():
         check = getattr(mod, "check", None)
@@ -134,9 +137,11 @@ def check_across_sections(settings: Settings) -> None:
             if pin in claimed:
                 raise ConfigError(f"{owner}: GPIO{pin} is already used by {claimed[pin]}", owner)
             claimed[pin] = owner
-    spi = modules.get("spi")
-    if spi is not None:
-        spi.check_bus_pins([(owner, pin) for pin, owner in claimed.items()], settings.section("spi"))
+    owners = [(owner, pin) for pin, owner in claimed.items()]
+    for name, mod in modules.items():
+        check_claimed = getattr(mod, "check_claimed", None)
+        if check_claimed is not None:
+            check_claimed(owners, settings.section(name))
 
 
 def load_settings(path: str | Path | None) -> Settings:

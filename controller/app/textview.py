@@ -10,14 +10,19 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from ..core.cards import SUIT_NAMES
+from ..core.view import score_text
+
 
 def plural(n: int, word: str) -> str:
     """``1 deal``, ``2 deals``."""
     return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
-def _fmt(value: float | int) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
+def analysis_lines_text(lines: Mapping[int, str]) -> str:
+    """Each deal's double-dummy analysis line (docs/analysis.md), one a deal in deal order:
+    ``deal 3: best play: 7 for the declarer (played 6); ...``; nothing without lines."""
+    return "".join(f"deal {number}: {lines[number]}\n" for number in sorted(lines))
 
 
 def summary_text(summary: dict, names: Mapping[str, str] | None = None) -> str:
@@ -42,8 +47,8 @@ def summary_text(summary: dict, names: Mapping[str, str] | None = None) -> str:
     out.append(f"{'pulka':<{width}}  {'pulya':>7}  {'gora':>7}  whists written")
     for s in seats:
         p = pulka[s]
-        whists = ", ".join(f"{label.get(o, o)} {_fmt(v)}" for o, v in p["whists"].items())
-        out.append(f"{label[s]:<{width}}  {_fmt(p['pulya']):>7}  {_fmt(p['gora']):>7}  {whists}")
+        whists = ", ".join(f"{label.get(o, o)} {score_text(v)}" for o, v in p["whists"].items())
+        out.append(f"{label[s]:<{width}}  {score_text(p['pulya']):>7}  {score_text(p['gora']):>7}  {whists}")
     if "pulya_target" in summary:
         target = summary["pulya_target"]
         closed = summary.get("finished_after_deal")
@@ -77,7 +82,7 @@ def deal_kind_text(deal: Mapping, label: Mapping[str, str]) -> str:
             text += f", {deal['whist_mode']})" if deal.get("whist_mode") else ")"
     for h in deal.get("help") or ():
         to = name(h["to"]) if h["to"] is not None else "own gora"
-        text += f"; help {name(h['from'])} -> {to} {_fmt(h['points'])}"
+        text += f"; help {name(h['from'])} -> {to} {score_text(h['points'])}"
     return text
 
 
@@ -92,7 +97,6 @@ def settlement_text(settlement: dict, names: Mapping[str, str] | None = None) ->
 
 # --- a mistake as the players read it: who, what to do now -------------------------------
 
-_SUIT_WORDS = {"s": "spades", "c": "clubs", "d": "diamonds", "h": "hearts"}
 
 
 def _pretty(card: object) -> str:
@@ -129,7 +133,7 @@ def mistake_advice(alert: Mapping, label: Mapping[str, str] | None = None, turn:
             return f"{who}clear the table (every card off), then call again"
         return f"{who}lift {card}: take every card of the last deal off the table first"
     if kind == "revoke":
-        suit = _SUIT_WORDS.get(str(alert.get("suit")), "the led suit")
+        suit = SUIT_NAMES.get(str(alert.get("suit")), "the led suit")
         return f"{who}revoke: did not follow {suit}; it is written in this deal - press confirm"
     if kind == "not_in_play":
         return f"{who}lift {card}: no card is played until the calls are over"

@@ -142,6 +142,7 @@ class Whisting:
     first: str                      # the first defender: the active seat after the declarer
     second: str
     half_allowed: bool              # rules.half_whist
+    whist_required: bool = False    # both defenders must whist (rules.stalingrad on a 6♠)
     calls: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -185,6 +186,8 @@ class Whisting:
             return "the whisting is over"
         if seat != turn:
             return f"not {seat}'s whist call: {turn} speaks"
+        if self.whist_required and call != "whist":
+            return "a 6s is whisted by both defenders (rules.stalingrad)"
         if call != "half":
             return None
         if not self.half_allowed:

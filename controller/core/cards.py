@@ -15,6 +15,10 @@ from .errors import CardError
 RANKS: tuple[str, ...] = ("7", "8", "9", "10", "J", "Q", "K", "A")
 SUITS: tuple[str, ...] = ("s", "c", "d", "h")
 SUIT_SYMBOLS = {"s": "\u2660", "c": "\u2663", "d": "\u2666", "h": "\u2665"}
+SUIT_NAMES = {"s": "spades", "c": "clubs", "d": "diamonds", "h": "hearts"}
+# A game's strain: its trump suit, or n for no trumps (RULES-contracts.md), low to high.
+STRAINS: tuple[str, ...] = SUITS + ("n",)
+STRAIN_SYMBOLS = {**SUIT_SYMBOLS, "n": "NT"}
 SYMBOL_TO_SUIT = {
     "\u2660": "s", "\u2663": "c", "\u2666": "d", "\u2665": "h",   # filled ♠♣♦♥
     "\u2664": "s", "\u2667": "c", "\u2662": "d", "\u2661": "h",   # white ♤♧♢♡

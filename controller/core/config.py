@@ -109,12 +109,13 @@ class GameConfig:
             rules["last_step_dealer_penalty_points"] = r.last_step_dealer_penalty_points
         rules["subtract_minimum"] = r.subtract_minimum
         rules["convention"] = r.convention
-        # The contract keys are written only when set away from their defaults, so a
-        # raspasovka session's config.toml names the keys it named before they existed.
+        # bidding is always written: a session's config.toml without it was written by the
+        # first edition and means false (session_config_from_dict).  The other contract keys
+        # are written only when set away from their defaults, so a raspasovka session's
+        # config.toml names the keys it named before they existed.
         # (With a preset every key is written: one set back to its default must stay so.)
         defaults = Rules()
-        if r.bidding != defaults.bidding:
-            rules["bidding"] = r.bidding
+        rules["bidding"] = r.bidding
         for key in _CONTRACT_BOOLS:
             if getattr(r, key) != getattr(defaults, key) or r.preset is not None:
                 rules[key] = getattr(r, key)
@@ -246,7 +247,8 @@ def parse_rules(raw: object, players: int) -> Rules:
         kw["prikup"] = check_choice(section["prikup"], "rules.prikup", PRIKUP_MODES)
     if "scoring" in section:
         kw["scoring"] = check_choice(section["scoring"], "rules.scoring", SCORING_MODES)
-        if kw["scoring"] == "whists" and players != 3:
+        # (PrefAndroid's Rostov raspasovka leaves the sitting-out dealer out: valid with 4)
+        if kw["scoring"] == "whists" and players != 3 and ("raspasovka_whists", "beyond_fewest") not in house:
             raise ConfigError('rules.scoring: "whists" is valid only with 3 players '
                               f"(table.players = {players})", "rules.scoring")
     if "whists_per_trick" in section:
@@ -338,12 +340,32 @@ def game_config_from_dict(doc: Mapping[str, Any]) -> GameConfig:
     return GameConfig(table=table, rules=rules)
 
 
-def load_game_config(path: str | Path | None) -> GameConfig:
-    """Load ``[table]`` and ``[rules]`` from a TOML file (defaults when ``path`` is None)."""
+#: what a session's own config.toml without ``rules.bidding`` means: the first edition's
+#: default, when the table wrote the key only when it was true
+FIRST_EDITION_BIDDING = False
+
+
+def session_config_from_dict(doc: Mapping[str, Any]) -> GameConfig:
+    """A session's own ``config.toml`` (FORMATS.md "Game logs"), read for its resume or replay.
+
+    As a user's config, except ``rules.bidding``: the table writes it into every session it
+    starts (:meth:`GameConfig.to_toml`), so a session without it was written by the first
+    edition, whose default was ``false``; it replays as it was played (RULES-contracts.md:
+    "old logs (no key) replay exactly as before"), where a user's config without the key
+    means ``"auto"``."""
+    rules = doc.get("rules", {})
+    if isinstance(rules, Mapping) and "bidding" not in rules:
+        doc = {**doc, "rules": {**rules, "bidding": FIRST_EDITION_BIDDING}}
+    return game_config_from_dict(doc)
+
+
+def load_game_config(path: str | Path | None, *, session: bool = False) -> GameConfig:
+    """Load ``[table]`` and ``[rules]`` from a TOML file (defaults when ``path`` is None);
+    ``session``: the file is a session's own ``config.toml`` (:func:`session_config_from_dict`)."""
     if path is None:
         return GameConfig()
     doc = read_toml(path)
     try:
-        return game_config_from_dict(doc)
+        return (session_config_from_dict if session else game_config_from_dict)(doc)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}", exc.key) from None

@@ -18,12 +18,8 @@ from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
 from .config import Rules
+from .events import GAMES, MISERE            # the games, low to high (seed 003)
 from .scoring import Writes
-
-MISERE = "misere"
-STRAINS = ("s", "c", "d", "h", "n")                 # low to high (seed 003)
-LEVELS = (6, 7, 8, 9, 10)
-GAMES = tuple(f"{level}{strain}" for level in LEVELS for strain in STRAINS)
 
 ENDINGS = ("played", "passed", "half_whist", "ten_unwhisted")
 OUTCOMES = ("made", "failed", "passed", "half_whist", "ten_unwhisted")
@@ -255,5 +251,5 @@ def _score_played(rules: Rules, deal: ContractDeal, w: Writes) -> tuple[Writes, 
     if len(deal.seats) == 4 and rules.consolation_to_dealer and deal.dealer not in active:
         consolers.append(deal.dealer)
     for seat in consolers:
-        w.add_whists(seat, deal.declarer, u * value * m)
+        w.add_whists(seat, deal.declarer, u * book.consolation(value) * m)
     return w, "failed"

@@ -373,7 +373,7 @@ class Deal:
         if game == MISERE:
             self._set_kind(ContractPlay(self.rules, MISERE, self.active))
         elif level(game) != 10 or self.rules.ten_whisted:
-            b.whisting = Whisting(game, self.defenders[0], self.defenders[1], self.rules.half_whist)
+            b.whisting = Whisting(game, *self.defenders, self.rules.half_whist, self.rules.book.whist_required(game))
 
     @property
     def defenders(self) -> tuple[str, str]:

@@ -20,7 +20,7 @@ import math
 import re
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from .cards import Card, parse_card
+from .cards import STRAINS, Card, parse_card
 from .errors import CardError, EventError
 
 PLACED = "placed"
@@ -31,8 +31,8 @@ BID, CONTRACT, WHIST, WHIST_MODE = "bid", "contract", "whist", "whist_mode"
 RESULT, CLAIM = "result", "claim"               # the second edition's auction-in-one and claim
 CONTROL_EVENTS = (BUTTON, BID, CONTRACT, WHIST, WHIST_MODE, RESULT, CLAIM)
 PASS, MISERE = "pass", "misere"
-STRAINS = ("s", "c", "d", "h", "n")            # n: no trumps
-GAMES = tuple(f"{level}{strain}" for level in range(6, 11) for strain in STRAINS)
+LEVELS = (6, 7, 8, 9, 10)       # a game's tricks to take; STRAINS (controller.core.cards): its trumps
+GAMES = tuple(f"{level}{strain}" for level in LEVELS for strain in STRAINS)
 WHIST_CALLS = ("whist", "pass", "half")
 WHIST_MODES = ("open", "closed")
 # the field that carries the value of each contract control line

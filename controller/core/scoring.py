@@ -118,7 +118,10 @@ def _raspasovka_entries(rules: Rules, book, seats: tuple[str, ...], active: tupl
         w.add_gora(revoke, 10 * price)
         return w
     if rules.scoring == "whists":
-        _score_whists(w, rules, active, price, taken)
+        if book.raspasovka_whists == "beyond_fewest":
+            _score_whists_beyond_fewest(w, rules, active, dealer, price, taken)
+        else:
+            _score_whists(w, rules, active, price, taken)
         return w
     fewest = min(taken[s] for s in (seats if book.amnesty_all_seats else active))
     amnesty = rules.subtract_minimum
@@ -146,6 +149,25 @@ def _score_whists(w: Writes, rules: Rules, active: tuple[str, ...], price: int,
     for winner in winners:
         for loser in losers:
             w.add_whists(winner, loser, share * rules.whists_per_trick * price * taken[loser])
+
+
+def _score_whists_beyond_fewest(w: Writes, rules: Rules, active: tuple[str, ...], dealer: str, price: int,
+                                taken: Mapping[str, int]) -> None:
+    """PrefAndroid's Rostov (docs/RULES-variants.md ``raspasovka_whists``): a single fewest
+    writes ``whists_per_trick`` × price for each trick beyond his on every other active seat
+    (a tie for the fewest writes no whists); every active seat with no trick writes the price
+    in pulya, and so does the dealer with no trick (once more if he is active)."""
+    fewest = min(taken[s] for s in active)
+    winners = [s for s in active if taken[s] == fewest]
+    if len(winners) == 1:
+        for seat in active:
+            if seat != winners[0]:
+                w.add_whists(winners[0], seat, rules.whists_per_trick * price * (taken[seat] - fewest))
+    for seat in active:
+        if taken[seat] == 0:
+            w.add_pulya(seat, price)
+    if taken[dealer] == 0:
+        w.add_pulya(dealer, price)
 
 
 def pulya_order(seats: Sequence[str], dealer: str) -> tuple[str, ...]:
@@ -225,6 +247,9 @@ class Pulka:
             self.add(writes)
             return DealWritten(writes)      # no target: no help, and the pulka never finishes
         book = rules.book
+        if book.pulka_end == "sum":         # the target is the pulyas' sum: nothing closes, nobody helps
+            self.add(writes)
+            return DealWritten(writes, [], self.finished(rules))
         k = book.k
         # a sitting-out dealer (four players: the last of the order) may be kept from help
         unhelped = order[-1] if order and len(self.players) == 4 and not book.help_sitting_out_dealer else None
@@ -271,9 +296,14 @@ class Pulka:
         return helped
 
     def finished(self, rules: Rules) -> bool:
-        """True once every player's pulya is closed at the target (never without a target)."""
+        """True once every player's pulya is closed at the target (never without a target);
+        with the house rule ``pulka_end = "sum"``, once the pulyas' sum reaches it."""
         target = rules.pulya_target
-        return target is not None and all(v >= target for v in self.pulya.values())
+        if target is None:
+            return False
+        if rules.book.pulka_end == "sum":
+            return sum(self.pulya.values()) >= target
+        return all(v >= target for v in self.pulya.values())
 
     def exact(self) -> dict:
         """The pulka with exact values as strings (``"9/2"``), for checkpoints."""

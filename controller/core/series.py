@@ -23,10 +23,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from .bidding import RASPASOVKA
 from .cards import next_seat
 from .config import GameConfig
-
-RASPASOVKA = "raspasovka"
 
 
 class EndedDeal(Protocol):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
+from .lazy import LazySequence
 from .scoring import settlement_object
 from .view import Indications, indications
 
@@ -107,7 +108,7 @@ def contract_view(deal, phase: str) -> dict:
                       if deal.claim is not None else None)}
 
 
-class DealHistory(Sequence):
+class DealHistory(LazySequence):
     """The ended deals of a session as FORMATS.md summary entries, oldest first; immutable.
 
     A resumed session's older deals are still journal lines: they are decoded only when
@@ -116,17 +117,12 @@ class DealHistory(Sequence):
     shared, so any thread may read."""
 
     def __init__(self, items: tuple = (), decode=None, cache: dict | None = None):
-        self._items = items
+        super().__init__(items)
         self._decode = decode
         self._cache = cache if cache is not None else {}   # index -> decoded entry, shared by the
                                                             # builder's histories (an entry never changes)
 
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._items)))]
+    def _item(self, index: int):
         item = self._items[index]
         if hasattr(item, "entry"):
             return item.entry

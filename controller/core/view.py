@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from .cards import STRAIN_SYMBOLS
+
 # LED modes of a seat's indicator.
 OFF = "off"
 TURN = "turn"        # steady: this seat is to play
@@ -41,7 +43,6 @@ _MISTAKE_TEXT = {
     "invalid_control": "call not allowed",
     "not_in_play": "card not in play",
 }
-_STRAIN = {"s": "\u2660", "c": "\u2663", "d": "\u2666", "h": "\u2665", "n": "NT"}
 
 
 def _short(name: str) -> str:
@@ -52,10 +53,20 @@ def _cards(cards) -> str:
     return " ".join(card.pretty for _, card in cards)
 
 
-def _num(value) -> str:
-    from .scoring import number
-    n = number(value)
-    return f"{n:g}" if isinstance(n, float) else str(n)
+def score_text(value, places: int | None = None) -> str:
+    """A score as players write it: ``6`` where whole, else a decimal -- to ``places``
+    decimals with the trailing zeros dropped (``2.5``, ``-12.33``: the pulka report), or
+    without ``places`` in Python's shortest general form (``12.3333``: the board and the
+    terminal).  The one number formatter of the outputs; a ``Fraction`` is written as the
+    FORMATS.md number it stands for."""
+    if places is None:
+        from .scoring import number
+        value = number(value)
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    value = float(value)
+    if value.is_integer():
+        return str(int(value))
+    return f"{value:.{places}f}".rstrip("0").rstrip(".")
 
 
 def game_text(game: str | None) -> str:
@@ -64,7 +75,7 @@ def game_text(game: str | None) -> str:
         return "?"
     if game == "misere":
         return "MIS"
-    return game[:-1] + _STRAIN[game[-1]]
+    return game[:-1] + STRAIN_SYMBOLS[game[-1]]
 
 
 _CALL_TEXT = {"pass": "-", "whist": "W", "half": "1/2"}
@@ -165,8 +176,8 @@ def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 
         lines = [head, counts, table, turn]
     else:
         pulka = tracker.pulka
-        lines = [f"{label[s]:<5} P{_num(pulka.pulya[s]):>3} G{_num(pulka.gora[s]):>4}"
-                 + (f" W{_num(sum(pulka.whists[s].values()))}" if tracker.rules.scoring == "whists" else "")
+        lines = [f"{label[s]:<5} P{score_text(pulka.pulya[s]):>3} G{score_text(pulka.gora[s]):>4}"
+                 + (f" W{score_text(sum(pulka.whists[s].values()))}" if tracker.rules.scoring == "whists" else "")
                  for s in seats]
         if len(lines) < DISPLAY_ROWS:       # 3 players: a status row; 4 players: the pulka fills the display
             dealer, step = tracker.next_deal_params()

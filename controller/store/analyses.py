@@ -45,19 +45,23 @@ class AnalysisFile:
         self.path = Path(folder) / ANALYSIS
         self._known: dict[int, tuple[str, dict]] | None = None
 
+    def _raw_lines(self) -> list[bytes]:
+        """The file's lines as bytes (a missing file has none; one that cannot be read is
+        logged and has none)."""
+        try:
+            with open_read(self.path) as fh:
+                return fh.read().split(b"\n")
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            log.warning("%s: cannot read: %s", self.path, exc.strerror or exc)
+            return []
+
     def read(self) -> dict[int, tuple[str, dict]]:
         """deal number -> (key, analysis object) of the lines on disk; a bad or torn line
         is skipped (a missing file is no line)."""
         known: dict[int, tuple[str, dict]] = {}
-        try:
-            with open_read(self.path) as fh:
-                data = fh.read()
-        except FileNotFoundError:
-            return known
-        except OSError as exc:
-            log.warning("%s: cannot read: %s", self.path, exc.strerror or exc)
-            return known
-        for number, raw in enumerate(data.split(b"\n"), 1):
+        for number, raw in enumerate(self._raw_lines(), 1):
             if not raw.strip():
                 continue
             try:
@@ -75,12 +79,7 @@ class AnalysisFile:
     def lines(self) -> dict[int, str]:
         """deal number -> its line for people ("best play: ..."), from the file as it is now."""
         out: dict[int, str] = {}
-        try:
-            with open_read(self.path) as fh:
-                data = fh.read()
-        except OSError:
-            return out
-        for raw in data.split(b"\n"):
+        for raw in self._raw_lines():
             try:
                 line = json.loads(raw)
                 out[int(line["deal"])] = str(line["line"])
@@ -109,3 +108,38 @@ class AnalysisFile:
         with open_append(self.path) as fh:
             fh.write((json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8"))
         self.known()[analysis.number] = (key, obj)
+
+
+class AnalysisLines:
+    """The analysis lines of the session an output follows, read again only when its
+    ``analysis.jsonl`` changed size: the table's outputs ask at every snapshot, and the
+    file grows by one line a deal, off the table loop."""
+
+    def __init__(self) -> None:
+        self._seen: tuple[Path | None, int, dict[int, str]] = (None, -1, {})
+
+    def _size(self, folder: Path) -> int:
+        try:
+            return (Path(folder) / ANALYSIS).stat().st_size
+        except OSError:
+            return -1
+
+    def changed(self, folder: Path) -> bool:
+        """Whether the file is not what the last :meth:`of` read (a new line, a new session)."""
+        return self._seen[:2] != (Path(folder), self._size(folder))
+
+    def of(self, folder: Path) -> dict[int, str]:
+        """deal number -> line for people, of the session in ``folder`` (none without the file)."""
+        folder = Path(folder)
+        size = self._size(folder)
+        if self._seen[:2] != (folder, size):
+            self._seen = (folder, size, AnalysisFile(folder).lines() if size >= 0 else {})
+        return self._seen[2]
+
+    def last(self, folder: Path) -> dict | None:
+        """The line of the session's last analysed deal, ``{"deal": n, "line": text}``, or None."""
+        lines = self.of(folder)
+        if not lines:
+            return None
+        deal = max(lines)
+        return {"deal": deal, "line": lines[deal]}

@@ -83,7 +83,7 @@ def test_the_history_shows_each_deals_analysis_line(tmp_path):
     from controller.app.web.output import WebOutput
     from controller.app.web.pages import Pages
     from controller.core.analysis import analyse_entry
-    from controller.store.analyses import AnalysisFile
+    from controller.store.analyses import AnalysisFile, AnalysisLines
 
     script = Script(config())
     script.deal(DEAL_A)
@@ -91,7 +91,7 @@ def test_the_history_shows_each_deals_analysis_line(tmp_path):
     result = analyse_entry(entry, script.cfg.rules, 3)
     AnalysisFile(tmp_path).append(entry, result)
     output = WebOutput.__new__(WebOutput)
-    output._analysis_seen = (None, -1, {})
+    output._analysis_lines = AnalysisLines()
     lines = output._analysis(tmp_path)
     assert lines == {"1": result.line()} and result.line().startswith("best play: seat2 sure of ")
     state = {"seats": ["seat1", "seat2", "seat3"], "deals": [entry], "analysis": lines}

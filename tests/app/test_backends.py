@@ -2,11 +2,13 @@
 
 Every registered module parses its own section strictly (an unknown key is fatal
 and named), provides what its kind needs, and a new backend is one module plus
-one registration line -- shown here with a reader registered by a test.
+one registration line -- shown here with a reader whose source has a link of its
+own, and in test_backends_new_reader.py with a PN532-like reader end to end.
 """
 
 from __future__ import annotations
 
+import io
 import sys
 import types
 
@@ -44,25 +46,56 @@ def test_an_unknown_section_names_the_registered_ones():
     assert "pn532: unknown section" in str(err.value) and "hub" in str(err.value)
 
 
-def test_a_new_reader_is_one_module_plus_one_registration_line(monkeypatch):
-    pn532 = types.ModuleType("tests_pn532")
-    pn532.SECTION = "pn532"
-    pn532.parse = lambda raw, game: dict(raw)
-    pn532.source = lambda config, ctx: ("pn532 source", config)
-    pn532.enroll_source = pn532.source
-    pn532.doctor = lambda config, doc, settings: doc.append(("pn532", config))
-    monkeypatch.setitem(sys.modules, "tests_pn532", pn532)
-    monkeypatch.setitem(backends.READERS, "pn532", "tests_pn532")       # the one line
+def test_every_reader_source_is_a_reader_source():
+    """What run, enroll and the outputs ask of a source (start, stop, lying, link) is one class."""
+    from controller.app.backends.hub import HubSource
+    from controller.app.backends.sim import SimSource
+    from controller.app.backends.spi import SpiSource
+    from controller.app.enroll import EnrolSimSource
 
-    settings = settings_from_dict({"readers": {"backend": "pn532"}, "pn532": {"i2c_bus": 1}})
-    assert settings.backend == "pn532" and settings.readers == {"i2c_bus": 1}
-    ctx = backends.RunContext(settings, clock=lambda: 0.0)
-    assert backends.reader("pn532").source(settings.readers, ctx) == ("pn532 source", {"i2c_bus": 1})
-    found: list = []
-    backends.run_doctor(settings, types.SimpleNamespace(append=found.append, add=lambda *finding: found.append(finding),
-                                                        host=None, check_port=None, check_device=None,
-                                                        check_module=None))
-    assert found[0] == ("pn532", {"i2c_bus": 1})
+    for cls in (HubSource, SimSource, SpiSource, EnrolSimSource):
+        assert issubclass(cls, backends.ReaderSource), cls
+
+
+def test_the_hub_port_is_checked_by_the_hub_backend_alone(tmp_path):
+    """``run`` and ``enroll`` ask the chosen reader's preflight; only the hub has one."""
+    from controller.core.errors import LinkError
+
+    missing = tmp_path / "no-hub"
+    settings = settings_from_dict({"readers": {"backend": "hub"}, "hub": {"port": str(missing)}})
+    with pytest.raises(LinkError) as err:
+        backends.preflight(settings)
+    assert str(err.value).startswith(f"hub port {missing}: no such device")
+    backends.preflight(settings, wait=True)                   # --wait: the link waits for it
+    backends.preflight(settings_from_dict({}))                # the simulated players need nothing
+
+
+def test_the_board_shows_the_link_of_any_reader_source(monkeypatch):
+    """The terminal board draws the state of the source's own link (its URL), reading no
+    other section: a reader reached over a network link is shown as the hub is."""
+    from controller.app.linkstate import link_state
+
+    link = types.SimpleNamespace(ready=False, hub_info=None, error=None, url="socket://relay.local:7000")
+
+    class Relayed(backends.ReaderSource):
+        def __init__(self):
+            self.link = link
+
+    relay = types.ModuleType("tests_relay")
+    relay.SECTION = "relay"
+    relay.parse = lambda raw, game: dict(raw)
+    relay.source = lambda config, ctx: Relayed()
+    monkeypatch.setitem(sys.modules, "tests_relay", relay)
+    monkeypatch.setitem(backends.READERS, "relay", "tests_relay")       # the one line
+
+    settings = settings_from_dict({"readers": {"backend": "relay"}})
+    ctx = backends.with_reader(backends.RunContext(settings, clock=lambda: 0.0, stream=io.StringIO()))
+    (board,) = backends.build_outputs(ctx)
+    try:
+        assert board.link is link
+        assert link_state(board.link, board.port) == "waiting for hub on socket://relay.local:7000"
+    finally:
+        board.close()
 
 
 def test_pins_are_claimed_once_across_sections():
@@ -81,11 +114,16 @@ def test_default_settings_give_each_section_its_defaults():
 
 def test_outputs_follow_the_config():
     s = settings_from_dict({"display": {"kind": "none"}, "gpio": {"factory": "mock", "leds": {"seat1": 5}}})
-    ctx = backends.RunContext(s, clock=lambda: 0.0)
-    try:
+    with backends.open_pins(s) as pins:
+        ctx = backends.with_reader(backends.RunContext(s, clock=lambda: 0.0, pins=pins))
         outs = backends.build_outputs(ctx)
-        assert [o.name for o in outs] == ["gpio"]
-    finally:
-        for o in outs:
-            o.close()
-        ctx.close_pins()
+        try:
+            assert [o.name for o in outs] == ["gpio"]
+        finally:
+            for o in outs:
+                o.close()
+
+
+def test_no_pin_factory_when_no_pin_is_claimed():
+    with backends.open_pins(settings_from_dict({"display": {"kind": "none"}})) as pins:
+        assert pins is None

@@ -1,11 +1,13 @@
 """``demo --bidding``: whole games through the emulated hub, the calls made with bidding tokens
 laid on the players' own readers.  Synchronised on the table's events
-(controller.app.demo.PacedPlayers), never on sleeps."""
+(controller.app.demo_players.PacedPlayers), never on sleeps, and on a virtual clock: the players'
+pauses pass at once, the emulated hub's firmware runs on the same time."""
 
 import io
 import json
 
 from controller.app.demo import demo_deck, demo_simulator, run_demo
+from controller.core.clock import VirtualClock
 from controller.core.config import GameConfig, Rules
 from controller.core.deck import load_deck
 from controller.core.events import read_events
@@ -21,7 +23,8 @@ def dumps(obj):
 
 def test_demo_bidding_through_the_emulated_hub(tmp_path):
     out = io.StringIO()
-    result = run_demo(deals=DEALS, speed=8, seed=SEED, log_dir=tmp_path, game=GAME, stream=out)
+    result = run_demo(deals=DEALS, speed=8, seed=SEED, log_dir=tmp_path, game=GAME, stream=out,
+                      clock=VirtualClock())
     summary = result["summary"]
     kinds = {d["kind"] for d in summary["deals"]}
     assert {"contract", "misere", "raspasovka", "unplayed"} <= kinds

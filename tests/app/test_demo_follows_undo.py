@@ -1,31 +1,21 @@
 """The demo's players follow the table after an ``undo`` from the page, as people would: the
-card taken back is laid again and play goes on; the demo's last line says what was recorded."""
+card taken back is laid again and play goes on; the demo's last line says what was recorded.
+
+The demo runs on a virtual clock (as fast as the code runs).  The undo is pressed by a
+watcher on the table's bus, on the table loop's thread, the moment a fifth card of a deal
+lies on the table: the players' next move waits until the page has answered, so the undo
+always comes mid-deal, however fast or loaded the machine is."""
 
 from __future__ import annotations
 
 import io
 import json
 import re
-import threading
-import time
 import urllib.request
 
 from controller.app.demo import recorded_text, run_demo
+from controller.core.clock import VirtualClock
 from controller.core.config import GameConfig
-
-
-class Watched(io.StringIO):
-    """The demo's output, with an event set once the page's address and PIN are written."""
-
-    def __init__(self):
-        super().__init__()
-        self.page = threading.Event()
-
-    def write(self, text: str) -> int:
-        n = super().write(text)
-        if "(PIN " in self.getvalue():
-            self.page.set()
-        return n
 
 
 def _post(url: str, body: dict, cookie: str | None = None):
@@ -35,29 +25,43 @@ def _post(url: str, body: dict, cookie: str | None = None):
         return response.status, response.headers.get("Set-Cookie", "")
 
 
-def test_an_undo_from_the_page_leaves_every_deal_recorded(tmp_path):
-    out = Watched()
-    undone: list[int] = []
+class UndoOnThePage:
+    """A player who, once five cards of a deal have been played, signs in on the page with the
+    PIN the demo wrote and presses ``undo`` there (once)."""
 
-    def press_undo():
-        assert out.page.wait(60)
-        url, pin = re.search(r"page: (\S+)  \(PIN (\d+)\)", out.getvalue()).groups()
+    name = "undo presser"
+    inline = True
+
+    def __init__(self, out: io.StringIO):
+        self.out = out
+        self.pressed = False
+        self.answers: list[int] = []
+        self.at_cards = 0
+
+    def receive(self, item) -> None:
+        deal = item.snapshot.deal
+        played = len(deal["current"]) + 3 * len(deal["tricks"]) if deal else 0
+        if self.pressed or played < 5:
+            return
+        self.pressed, self.at_cards = True, played
+        url, pin = re.search(r"page: (\S+)  \(PIN (\d+)\)", self.out.getvalue()).groups()
         _, cookie = _post(url + "pin", {"pin": pin})
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:          # until a few cards of deal 1 are on the table
-            with urllib.request.urlopen(url + "api/state", timeout=10) as response:
-                state = json.loads(response.read())
-            if state["deal"] and len(state["deal"]["current"]) + 3 * len(state["deal"]["tricks"]) >= 5:
-                undone.append(_post(url + "api/control", {"event": "button", "button": "undo"},
-                                    cookie.split(";")[0])[0])
-                return
-            time.sleep(0.05)
+        self.answers.append(_post(url + "api/control", {"event": "button", "button": "undo"},
+                                  cookie.split(";")[0])[0])
 
-    presser = threading.Thread(target=press_undo, daemon=True)
-    presser.start()
-    result = run_demo(deals=2, speed=5, seed=11, log_dir=tmp_path, game=GameConfig(), stream=out, web_port=0)
-    presser.join(10)
-    assert undone == [202]
+    def tick(self, now: float) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_undo_from_the_page_leaves_every_deal_recorded(tmp_path):
+    out = io.StringIO()
+    presser = UndoOnThePage(out)
+    result = run_demo(deals=2, speed=5, seed=11, log_dir=tmp_path, game=GameConfig(), stream=out, web_port=0,
+                      clock=VirtualClock(), outputs=[presser])
+    assert presser.answers == [202] and presser.at_cards == 5
     counts = result["recorded"]
     assert counts["undos"] == 1
     assert counts["deals"] == 2 and counts["complete"] == 2, counts        # nothing lost to the undo

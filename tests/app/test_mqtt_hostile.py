@@ -162,7 +162,7 @@ def test_mirrored_sessions_keep_no_file_open(tmp_path):
 
 
 def test_the_lines_held_after_a_gap_are_bounded(tmp_path, monkeypatch):
-    from controller.app import club as board
+    from controller.app import club_mirror as board
 
     monkeypatch.setattr(board, "MAX_HELD", 50)
     mirror = board.Mirror(tmp_path / "t1" / SESSION)

@@ -32,7 +32,9 @@ LIVENESS_S = 120        # bounds a broken run; the test waits on READY=1 or the 
 
 NOT_NEEDED = ("aiohttp", "aiohttp_sse", "jinja2", "paho", "hypothesis", "controller.app.web",
               "controller.app.mqtt", "controller.app.club", "controller.app.enroll",
-              "controller.app.doctor", "controller.app.report", "controller.app.demo")
+              "controller.app.doctor", "controller.app.report", "controller.app.demo",
+              "controller.app.mqtt_config", "controller.app.mqtt_outbox", "controller.app.club_mirror",
+              "controller.app.club_view", "controller.app.pulka_sheet", "controller.app.pulka_svg")
 
 
 def modules_of_run(tmp_path: Path, config: str) -> list[str]:

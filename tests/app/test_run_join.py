@@ -133,3 +133,17 @@ def test_the_display_keeps_the_pin_beside_the_next_dealer_between_deals():
             tracker.feed(event)
         rows = indications(tracker, names, notice="preftable.local:8080\nPIN 482913").lines
         assert rows[-1] == expected and all(len(row) <= 20 for row in rows)
+
+
+def test_unreadable_interfaces_give_no_lan_address_and_one_warning(caplog):
+    """Where the interfaces cannot be read (a unit whose address families leave out netlink,
+    a sandbox), the table still starts: no LAN address, one warning line, no exception."""
+    from controller.app.web.join import lan_addresses
+
+    def refused():
+        raise OSError(97, "Address family not supported by protocol")
+
+    with caplog.at_level("WARNING", logger="controller.app.web.join"):
+        assert lan_addresses(refused) == []
+    assert len(caplog.records) == 1
+    assert "network addresses" in caplog.records[0].getMessage()

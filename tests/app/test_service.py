@@ -198,7 +198,8 @@ def test_demo_through_emulated_hub_matches_direct_feed(tmp_path):
     from controller.app.sim import make_deck
 
     out = io.StringIO()
-    result = run_demo(deals=1, speed=8, seed=7, log_dir=tmp_path, game=GameConfig(), stream=out)
+    result = run_demo(deals=1, speed=8, seed=7, log_dir=tmp_path, game=GameConfig(), stream=out,
+                      clock=VirtualClock())         # as fast as the code runs, in real-time order
     deck = make_deck(7)
     sim = demo_simulator(GameConfig(), 7, deck, 8)
     direct = DealTracker(GameConfig(), deck)

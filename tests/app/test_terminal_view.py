@@ -6,6 +6,12 @@ what the screen shows, never for a time.  Then the screen is compared line by
 line: no line of the live panel appears twice (an in-place redraw that went
 wrong leaves copies), no line is wider than the terminal, the legend and the
 link state are there, colour only when wanted.
+
+The demo in these panes is ``preftable demo`` as the command line runs it (its own
+parser, ``cmd_demo``, the logging set up as ``main`` does) on a virtual clock: the same
+screens, as fast as the code draws them.  For the look while the panel is live, that clock
+stops once in mid-deal until the test has looked.  ``preftable demo`` on real time has its
+own test (test_cli_behaviour).
 """
 
 from __future__ import annotations
@@ -22,10 +28,64 @@ from pathlib import Path
 
 import pytest
 
-from conftest import eventually, spawn as spawn_child
+from conftest import eventually, spawn as spawn_child, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFTABLE = [sys.executable, "-m", "controller"]
+
+#: ``virtual_demo.py HOLD demo ARGS``: ``preftable demo ARGS`` on a virtual clock.  HOLD (``-``:
+#: none) is a folder where, once the demo's time reaches HOLD_S (mid-deal), the demo writes
+#: ``held`` and waits until the test has opened and closed the FIFO ``go``
+VIRTUAL_DEMO = """
+import logging, os, sys
+sys.path.insert(0, {root!r})
+from controller.app.cli import build_parser
+from controller.app.demo import cmd_demo
+from controller.core.clock import VirtualClock
+
+HOLD_S = 3.0
+
+
+class HeldClock(VirtualClock):
+    def __init__(self, hold):
+        super().__init__()
+        self.hold = hold
+
+    def advance(self, seconds):
+        if self.hold is not None and self.now + seconds >= HOLD_S:
+            hold, self.hold = self.hold, None
+            open(os.path.join(hold, "held"), "w").close()
+            with open(os.path.join(hold, "go")) as go:
+                go.read()
+        return super().advance(seconds)
+
+
+hold = None if sys.argv[1] == "-" else sys.argv[1]
+args = build_parser("demo").parse_args(sys.argv[2:])
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+sys.exit(cmd_demo(args, clock=HeldClock(hold)))
+"""
+
+
+def virtual_demo(tmp_path: Path, *args: str, hold: Path | None = None) -> str:
+    """The shell command of ``preftable demo ARGS`` on a virtual clock (held once, with ``hold``)."""
+    script = tmp_path / "virtual_demo.py"
+    script.write_text(VIRTUAL_DEMO.format(root=str(ROOT)))
+    if hold is not None:
+        hold.mkdir()
+        os.mkfifo(hold / "go")
+    return shlex.join([sys.executable, str(script), str(hold) if hold is not None else "-", "demo", *args])
+
+
+def let_go(hold: Path) -> None:
+    """Open and close the held demo's FIFO (once it is reading it): its time goes on."""
+    def opened():
+        try:
+            return os.open(hold / "go", os.O_WRONLY | os.O_NONBLOCK) + 1
+        except OSError:             # ENXIO: the demo is not reading it yet
+            return 0
+    os.close(wait_until(opened, "the held demo reading its FIFO") - 1)
+
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (Debian: tmux)")
 
@@ -113,11 +173,15 @@ def interfered(lines: list[str]) -> bool:
     return any(FOREIGN_FRAME.search(line) or staircase.match(line) for line in lines)
 
 
-def clean_run(pane, command: str, width: int, **kw) -> tuple[list[str], list[str]]:
-    """The screens (while live, at the end) of a run no other program interfered with (three tries)."""
-    for _ in range(3):
-        p = pane(command, width, **kw)
+def clean_run(pane, tmp_path: Path, width: int, *args: str) -> tuple[list[str], list[str]]:
+    """The screens (held in mid-deal, at the end) of a virtual-clock demo no other program
+    interfered with (three tries)."""
+    for attempt in range(3):
+        hold = tmp_path / f"hold{attempt}"
+        p = pane(virtual_demo(tmp_path, *args, "--log-dir", str(tmp_path / f"logs{attempt}"), hold=hold), width)
+        wait_until(lambda: (hold / "held").exists(), "the demo held in mid-deal", LIVENESS_S)
         during = p.wait_for("tricks taken:")
+        let_go(hold)
         final = p.wait_for("[exit ")
         if not interfered(during + final):
             return during, final
@@ -131,9 +195,8 @@ def panel_copies(lines: list[str]) -> dict[str, int]:
 
 @pytest.mark.parametrize("width", [60, 80, 120])
 def test_demo_live_view_fits_and_never_duplicates(pane, tmp_path, width):
-    cmd = shlex.join(PREFTABLE + ["demo", "--deals", "1", "--speed", "5", "--seed", "3",
-                                  "--log-dir", str(tmp_path)])
-    during, final = clean_run(pane, cmd, width)      # one look while the panel is live, one at the end
+    during, final = clean_run(pane, tmp_path, width, "--deals", "1", "--speed", "5", "--seed", "3")
+    # one look while the panel is live, one at the end
     for lines in (during, final):
         assert all(len(line) <= width for line in lines), [l for l in lines if len(l) > width]
     during_panel = [line for line in during if line.startswith(PANEL)]
@@ -150,17 +213,17 @@ def test_demo_live_view_fits_and_never_duplicates(pane, tmp_path, width):
 
 
 def test_colour_on_a_terminal_and_none_with_no_color(pane, tmp_path):
-    cmd = shlex.join(PREFTABLE + ["demo", "--deals", "1", "--speed", "5", "--seed", "4",
-                                  "--log-dir", str(tmp_path)])
-    coloured = pane(cmd, 100)
-    plain = pane(cmd.replace(str(tmp_path), str(tmp_path / "plain")), 100, env={"NO_COLOR": "1"})
-    coloured.wait_for("[exit ")
-    plain.wait_for("[exit ")
+    def demo(logs: str) -> str:
+        return virtual_demo(tmp_path, "--deals", "1", "--speed", "5", "--seed", "4", "--log-dir", str(tmp_path / logs))
+
+    coloured = pane(demo("coloured"), 100)
+    plain = pane(demo("plain"), 100, env={"NO_COLOR": "1"})
+    assert "[exit 0]" in coloured.wait_for("[exit ")[-1]
+    assert "[exit 0]" in plain.wait_for("[exit ")[-1]
     legend = [l for l in coloured.screen(escapes=True) if "\u25b6 to play" in l]
     assert legend and "\x1b[" in legend[0]                    # the legend is dimmed
-    for line in plain.screen(escapes=True):
-        if line.startswith(PANEL):
-            assert "\x1b[" not in line, repr(line)
+    assert any(line.startswith(PANEL) for line in plain.screen())          # the panel was drawn,
+    assert plain.screen(escapes=True) == plain.screen()                     # and nothing in colour
 
 
 def test_log_lines_go_above_the_block(pane, tmp_path):

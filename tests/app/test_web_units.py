@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from conftest import run as run_child
+from conftest import cli
 from controller.app.report import render_html
 from controller.app.web import WebConfig, parse, start_web
 from controller.app.web.server import control_event
@@ -294,33 +294,30 @@ def test_an_address_in_use_is_one_clear_error(tmp_path, server):
 
 
 def test_demo_web_serves_the_page_and_a_taken_port_is_one_line_and_status_2(tmp_path):
+    """The bad ports through ``main`` in this process (exit status and stderr as a child's); the
+    page served by a demo on a virtual clock."""
     import io
     import socket
-    import subprocess
-    import sys
-    from pathlib import Path
 
     from controller.app.demo import run_demo
+    from controller.core.clock import VirtualClock
     from controller.core.config import GameConfig
 
-    root = Path(__file__).resolve().parents[2]
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
     taken.listen()
     try:
         port = taken.getsockname()[1]
-        run = run_child([sys.executable, "-m", "controller", "demo", "--deals", "1", "--web", str(port),
-                         "--log-dir", str(tmp_path / "a")], cwd=root, capture_output=True, text=True,
-                        timeout=120)
+        run = cli(["demo", "--deals", "1", "--web", str(port), "--log-dir", str(tmp_path / "a")])
         assert run.returncode == 2 and run.stderr.count("\n") == 1 and "in use" in run.stderr
         assert not list((tmp_path / "a").glob("*/events.jsonl"))           # no session left behind
     finally:
         taken.close()
-    run = run_child([sys.executable, "-m", "controller", "demo", "--web", "70000"], cwd=root,
-                    capture_output=True, text=True, timeout=60)
+    run = cli(["demo", "--web", "70000"])
     assert run.returncode == 2 and "0-65535, got 70000" in run.stderr and "Traceback" not in run.stderr
     out = io.StringIO()
-    result = run_demo(deals=1, speed=8, seed=3, log_dir=tmp_path / "b", game=GameConfig(), stream=out, web_port=0)
+    result = run_demo(deals=1, speed=8, seed=3, log_dir=tmp_path / "b", game=GameConfig(), stream=out, web_port=0,
+                      clock=VirtualClock())
     assert "the live table page: http://127.0.0.1:" in out.getvalue() and "PIN " in out.getvalue()
     assert len(result["summary"]["deals"]) >= 1
 

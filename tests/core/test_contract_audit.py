@@ -40,7 +40,8 @@ def test_every_contract_key_survives_the_sessions_config_toml():
     cfg = GameConfig(Table(players=4), rules)
     assert game_config_from_dict(tomllib.loads(cfg.to_toml())) == cfg
     plain = GameConfig()
-    assert "bidding" not in plain.to_toml() and game_config_from_dict(tomllib.loads(plain.to_toml())) == plain
+    # bidding is always written: a session's config.toml without it is the first edition's (false)
+    assert 'bidding = "auto"' in plain.to_toml() and game_config_from_dict(tomllib.loads(plain.to_toml())) == plain
 
 
 def test_whist_responsibility_defaults_with_the_convention():

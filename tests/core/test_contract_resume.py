@@ -143,9 +143,9 @@ def assert_grown_only(summary: dict, before: dict) -> None:
 def test_a_lost_journal_rebuilt_in_light_steps_equals_uninterrupted(tmp_path, seed, monkeypatch):
     """The rebuild restores its tracker from the journal every few deals (memory
     flat in the log's length): cut in any phase, the table plays on as the uninterrupted one."""
-    from controller.store import gamelog
+    from controller.store import repair
 
-    monkeypatch.setattr(gamelog, "LIGHTEN_EVERY", 2)
+    monkeypatch.setattr(repair, "LIGHTEN_EVERY", 2)
     rng = random.Random(seed)
     game = config(players=3 + seed % 2, bidding=True, pulya_target=12 if seed % 2 == 0 else None)
     events = list(MixedGame(game, seed, noise=seed % 2 == 1).deals(9))

@@ -6,7 +6,8 @@ work are in each file; the harness that ran them lives outside this repository, 
 being theirs).  Each pulka is replayed here through the table's own scoring with that
 program's preset: every deal's dealer and raspasovka price, the pulka after every deal, and
 the settlement must be what the program printed -- except the deals :data:`PROGRAM_WRONG`
-names, where the program departs from the rule it claims (the program's line given).
+names, where the program departs from the rule it claims (the program's line given).  The
+files made for a house rule must also tell it from the table's own (:data:`EXERCISED`).
 """
 
 import json
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.core.house_rules import PRESETS
 from controller.core.scoring import settle_pulka
 from variants.generate import replay
 
@@ -116,6 +118,26 @@ def test_the_table_scores_as_the_program_with_its_preset(path):
     assert not mismatches, (counts, mismatches[:3])
     assert counts["pulkas"] == counts["pulkas_equal"] > 0
     assert counts["deals"] == counts["deals_equal"] + counts["program_wrong"]
+
+
+# The house rules some files were generated to exercise: set back to the table's own rule
+# (the preset otherwise unchanged), the program's pulkas are no longer all equal.
+EXERCISED = [
+    ("prefandroid-rostov-3p", "consolation_price", "game"),
+    ("prefandroid-rostov-4p", "consolation_price", "game"),
+    ("prefandroid-rostov-3p", "raspasovka_whists", "all_tricks"),     # (3 players only: 4 is refused)
+    ("prefandroid-rostov-3p", "progression", [1]),                    # the series no longer counted
+    ("prefandroid-leningrad-sum-3p", "pulka_end", "each"),
+    ("prefandroid-leningrad-sum-4p", "pulka_end", "each"),
+]
+
+
+@pytest.mark.parametrize("stem, key, table_own", EXERCISED, ids=[f"{s}-{k}" for s, k, _ in EXERCISED])
+def test_the_data_tell_the_house_rule_from_the_tables_own(monkeypatch, stem, key, table_own):
+    doc = json.loads((DATA / f"{stem}.json").read_text())
+    monkeypatch.setitem(PRESETS, doc["preset"], {**PRESETS[doc["preset"]], key: table_own})
+    counts, mismatches = compare(doc)
+    assert mismatches and counts["pulkas_equal"] < counts["pulkas"]
 
 
 def test_the_harness_reach():

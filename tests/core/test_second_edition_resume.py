@@ -92,8 +92,8 @@ def test_a_restart_while_a_claim_waits_keeps_it_waiting(tmp_path):
 def test_a_rebuild_restored_from_the_journal_every_deal_keeps_claims_and_results(tmp_path, cut, monkeypatch):
     """The rebuild of a lost journal restores its tracker from the journal line it has just
     written (every deal here): the records' lines keep the claims, confirms and result lines."""
-    from controller.store import gamelog
-    monkeypatch.setattr(gamelog, "LIGHTEN_EVERY", 1)
+    from controller.store import repair
+    monkeypatch.setattr(repair, "LIGHTEN_EVERY", 1)
     r = cut_and_resume(tmp_path, GAME, EVENTS, min(cut, len(EVENTS) - 1), lose_journal=True)
     assert r.got == r.expected and r.tracker.summary() == r.whole.summary()
     undo = TableEvent(EVENTS[-1].t, "button", button="undo")

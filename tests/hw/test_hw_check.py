@@ -124,7 +124,7 @@ def test_doctor_live_drives_leds_buzzer_and_buttons_one_by_one():
             return super().write(text)
 
     out = Stream()
-    status = live_check(settings, out, backend=backend, factory=backend.pins(), step_s=5.0)
+    status = live_check(settings, out, driver=backend, factory=backend.pins(), step_s=5.0)
     report = out.getvalue()
     assert status == 0, report
     fake = backend.pins().fake

@@ -256,9 +256,9 @@ def test_a_long_rebuild_keeps_its_ended_deals_on_disk_and_gives_the_same_table(t
     the rebuilding tracker is restored from the journal line just written (as a restart
     would), so the ended deals before it are journal lines on disk, not objects."""
     from controller.core.events import TableEvent
-    from controller.store import gamelog
+    from controller.store import repair
 
-    monkeypatch.setattr(gamelog, "LIGHTEN_EVERY", 3)
+    monkeypatch.setattr(repair, "LIGHTEN_EVERY", 3)
     session, played = new_session(tmp_path, 11)
     before = session.checkpoints_path.read_bytes()
     session.checkpoints_path.unlink()

@@ -1,9 +1,10 @@
 """The unit lets the live table page listen and loosens nothing else.
 
 The web server needs IPv4/IPv6 sockets, a TCP listener on the page's port and the
-phones of the LAN.  Compared with the same unit sealed off the network (no
-sockets but AF_UNIX, a private network namespace, no IP traffic), the offline
-security check may differ in exactly those network items, and the rating
+phones of the LAN; its name on the LAN (multicast DNS) needs UDP 5353, the mDNS group and
+netlink sockets (test_systemd_mdns.py says why).  Compared with the same unit sealed off
+the network (no sockets but AF_UNIX, a private network namespace, no IP traffic), the
+offline security check may differ in exactly those network items, and the rating
 stays at or under 2.0.  The installer opens no firewall port either.
 """
 
@@ -26,7 +27,10 @@ INSTALL = SYSTEMD / "install.sh"
 NETWORK_KEYS = ("RestrictAddressFamilies", "PrivateNetwork", "IPAddressDeny", "IPAddressAllow",
                 "SocketBindAllow", "SocketBindDeny")
 # What the web server may add to the sealed unit's exposure, and nothing else.
-NETWORK_CHECKS = {"RestrictAddressFamilies=~AF_(INET|INET6)", "PrivateNetwork=", "IPAddressDeny="}
+NETWORK_CHECKS = {"RestrictAddressFamilies=~AF_(INET|INET6)", "RestrictAddressFamilies=~AF_NETLINK",
+                  "PrivateNetwork=", "IPAddressDeny="}
+MDNS_BIND = "ipv4:udp:5353"          # zeroconf's port, IPv4 only (test_systemd_mdns.py)
+MDNS_GROUP = "224.0.0.251"
 
 needs_analyze = pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze absent")
 
@@ -49,15 +53,16 @@ def sealed(text: str) -> str:
     return "\n".join(kept) + "\n"
 
 
-def test_the_unit_allows_ip_sockets_the_page_port_and_the_lan_only():
+def test_the_unit_allows_ip_sockets_the_page_port_mdns_and_the_lan_only():
     lines = service_lines(UNIT.read_text())
-    assert set(" ".join(lines["RestrictAddressFamilies"]).split()) == {"AF_UNIX", "AF_INET", "AF_INET6"}
+    assert set(" ".join(lines["RestrictAddressFamilies"]).split()) == {"AF_UNIX", "AF_INET", "AF_INET6",
+                                                                       "AF_NETLINK"}
     assert "PrivateNetwork" not in lines, "a private network namespace would hide the page from the phones"
-    assert lines["SocketBindAllow"] == [f"tcp:{WebConfig().port}"]
+    assert lines["SocketBindAllow"] == [f"tcp:{WebConfig().port}", MDNS_BIND]
     assert lines["SocketBindDeny"] == ["any"]
     assert lines["IPAddressDeny"] == ["any"]
     for entry in " ".join(lines["IPAddressAllow"]).split():
-        if entry in ("localhost", "link-local"):
+        if entry in ("localhost", "link-local", MDNS_GROUP):
             continue
         network = ipaddress.ip_network(entry)
         assert network.is_private and not network.is_global, entry
@@ -101,4 +106,4 @@ def test_the_installed_config_skeleton_opens_the_page_to_the_lan_on_the_units_po
 
     web = load_settings(SYSTEMD / "config.toml").section("web")
     assert (web.host, web.port) == ("0.0.0.0", 8080)
-    assert service_lines(UNIT.read_text())["SocketBindAllow"] == [f"tcp:{web.port}"]
+    assert service_lines(UNIT.read_text())["SocketBindAllow"] == [f"tcp:{web.port}", MDNS_BIND]

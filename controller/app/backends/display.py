@@ -29,10 +29,9 @@ class DisplayConfig:
 
 
 def _terminal(config: DisplayConfig, ctx) -> list:
-    from ..screen import TerminalBoard       # the board, the hub link's state, log lines above it
+    from ..screen import TerminalBoard       # the board, the reader link's state, log lines above it
 
-    port = ctx.settings.section("hub").port if ctx.link is not None else None
-    return [TerminalBoard(ctx.stream or sys.stdout, link=ctx.link, port=port, names=ctx.settings.game.table.names)]
+    return [TerminalBoard(ctx.stream or sys.stdout, link=ctx.link, names=ctx.settings.game.table.names)]
 
 
 def _serial(config: DisplayConfig, ctx) -> list:

@@ -7,8 +7,9 @@
     buttons = { undo = 4, new_deal = 27, confirm = 26 }
     debounce_ms = 30
 
-The pin factory (gpiozero's pattern, ``hw.pins``) is made only when a pin is
-configured or the SPI readers need their reset lines.
+``factory`` chooses the one pin factory of a run (gpiozero's pattern, ``hw.pins``): every
+device asks it for its pins, these and the reader backend's (the SPI readers' reset
+lines); it is made only when some section claims a pin (:func:`controller.app.backends.open_pins`).
 """
 
 from __future__ import annotations
@@ -32,10 +33,6 @@ class GpioConfig:
     buzzer: int | None = None
     buttons: Mapping[str, int] = field(default_factory=dict)
     debounce_ms: int = 30
-
-    @property
-    def used(self) -> bool:
-        return bool(self.leds or self.buttons or self.buzzer is not None)
 
 
 def _pin(value: object, key: str) -> int:
@@ -72,11 +69,8 @@ def pins(config: GpioConfig) -> list[tuple[str, int]]:
     return owners
 
 
-def pin_factory(settings):
-    """The pin factory the config asks for, or None when no pin is used."""
-    config = settings.section(SECTION)
-    if not config.used and settings.backend != "spi":
-        return None
+def factory(config: GpioConfig):
+    """The pin factory ``factory`` asks for (``auto``: the real pins on a Pi, else mock ones)."""
     from hw.pins import default_factory
     return default_factory(None if config.factory == "auto" else config.factory)
 
@@ -88,18 +82,19 @@ def outputs(config: GpioConfig, ctx) -> list:
     return [GpioOutputs(ctx.pins, dict(config.leds), config.buzzer)]
 
 
-def buttons(config: GpioConfig, ctx):
-    """The debounced buttons, or None."""
-    if not config.buttons or ctx.pins is None:
+def buttons(config: GpioConfig, pins):
+    """The debounced buttons on the pin factory ``pins``, or None."""
+    if not config.buttons or pins is None:
         return None
     from hw.indicators import Buttons
-    return Buttons(ctx.pins, dict(config.buttons), debounce_ms=config.debounce_ms)
+    return Buttons(pins, dict(config.buttons), debounce_ms=config.debounce_ms)
 
 
 def doctor(config: GpioConfig, doc, settings) -> None:
     from ..findings import GPIO_GROUP, OK, WARN
+    from . import claimed_pins
 
-    if not config.used and settings.backend != "spi":
+    if not claimed_pins(settings):          # no pin driven: no factory is made
         return
     if config.factory == "mock":
         doc.add(OK, 'gpio.factory = "mock": the pins are simulated')

@@ -7,7 +7,9 @@
     absent_ms = 300              # sent to the hub with CFG when not 300
 
 The link (firmware_bridge) exists from construction, so the hub's LEDs and
-display rows can be outputs of the same run; the port opens at ``start``.
+display rows can be outputs of the same run (built on the source: ``ctx.source``);
+the port opens at ``start``.  A port given as a device path must exist before
+``run`` or ``enroll`` opens anything, unless ``--wait`` (:func:`preflight`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ...core.config import check_int, check_known_keys, check_str
 from ...core.errors import ConfigError
 from ...core.events import TableEvent
 from ..sources import Sink
+from . import ReaderSource
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +71,7 @@ def parse(raw: Mapping, game) -> HubConfig:
     return HubConfig(**kw)
 
 
-class HubSource:
+class HubSource(ReaderSource):
     """The table hub over its serial link (firmware_bridge).  The link exists from
     construction (so outputs can use it); the port is opened by :meth:`start`."""
 
@@ -114,6 +117,19 @@ class HubSource:
     def stop(self) -> None:
         self.link.stop()
 
+    def lying(self, timeout: float) -> list[str] | None:
+        """The zones a tag lies on as the hub's first STATE said (None: no STATE within ``timeout``)."""
+        if not self.link.wait_ready(timeout):
+            return None
+        return [zone for zone, uid in zip(self.link.zones, self.link.picture()) if zone and uid]
+
+
+def preflight(config: HubConfig, wait: bool) -> None:
+    """A hub port given as a device path exists now (``--wait``: the link waits for it)."""
+    if not wait:
+        from ..linkstate import check_hub_port
+        check_hub_port(config.port)
+
 
 def lying(tracker, zones) -> list[str | None]:
     """The uid on each reader as a resumed game left it (``tracker.present``, and the
@@ -132,7 +148,7 @@ def lying(tracker, zones) -> list[str | None]:
 def source(config: HubConfig, ctx) -> HubSource:
     from ..linkstate import check_serial_device
     check_serial_device(config.port)             # before the link would retry a non-tty for ever
-    service = getattr(ctx, "service", None)
+    service = ctx.service
 
     def link_changed(message: str) -> None:
         # the snapshot's link state (the board, the live view, the web page): from the link's thread
@@ -141,8 +157,7 @@ def source(config: HubConfig, ctx) -> HubSource:
             service.set_link("connected" if src.link.ready else "waiting", link_state(src.link, config.port))
 
     src = HubSource(ctx.settings.game, config, ctx.clock, on_status=link_changed,
-                    tracker=getattr(service, "tracker", None))
-    ctx.link = src.link
+                    tracker=service.tracker if service is not None else None)
     if service is not None:
         service.set_link("waiting", f"waiting for hub on {config.port}")
     return src
@@ -153,12 +168,11 @@ def enroll_source(config: HubConfig, ctx, zone: str | None, known) -> HubSource:
 
 
 def outputs(config: HubConfig, ctx) -> list:
-    """The hub's LEDs and buzzer, and its display rows when ``[display] kind = "hub"``."""
-    if ctx.link is None:
-        return []
+    """The hub's LEDs and buzzer on the run's hub link, and its display rows when
+    ``[display] kind = "hub"``."""
     from ..outputs import HubOutputs
     shows_rows = ctx.settings.section("display").kind == "hub"
-    return [HubOutputs(ctx.link, ctx.settings.game.table.seats, display=shows_rows)]
+    return [HubOutputs(ctx.source.link, ctx.settings.game.table.seats, display=shows_rows)]
 
 
 # --- doctor --------------------------------------------------------------------------

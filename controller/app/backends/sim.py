@@ -6,6 +6,8 @@
     noise = true      # flicker, out-of-turn cards, now and then a revoke
 
 Deterministic for a seed: a resumed session skips the events already logged.
+No real tags (``SIMULATED``): a run needs no deck file, and enrolling needs no
+stopped service.
 """
 
 from __future__ import annotations
@@ -20,10 +22,12 @@ from typing import Callable, Mapping
 from ...core.config import check_bool, check_int, check_known_keys
 from ...core.errors import ConfigError
 from ..sources import Sink
+from . import ReaderSource
 
 log = logging.getLogger(__name__)
 
 SECTION = "sim"
+SIMULATED = True
 MAX_SPEED = 1000
 
 
@@ -50,7 +54,7 @@ def parse(raw: Mapping, game) -> SimConfig:
     return SimConfig(**kw)
 
 
-class SimSource:
+class SimSource(ReaderSource):
     """Simulated players at a real-time pace; deterministic for a seed.
 
     ``skip`` events are left out at the start: on resume, those already in the

@@ -24,6 +24,7 @@ from ...core.cards import zone_names
 from ...core.config import check_int, check_known_keys, check_table
 from ...core.errors import ConfigError
 from ..sources import Sink
+from . import ReaderSource
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +121,7 @@ def share_reset_lines(config: SpiConfig, factory) -> None:
         factory.share(pin, f"RC522 reset line of {', '.join(zones)}")
 
 
-def check_bus_pins(owners: list[tuple[str, int]], config: SpiConfig) -> None:
+def check_claimed(owners: list[tuple[str, int]], config: SpiConfig) -> None:
     """No GPIO of the config on a pin of an SPI bus its readers use (bus 0: GPIO7-11, bus 1:
     GPIO16-21 with dtoverlay=spi1-3cs): the message names both users."""
     from hw.header import spi_pin_user
@@ -136,8 +137,24 @@ def check_bus_pins(owners: list[tuple[str, int]], config: SpiConfig) -> None:
                                   "choose a pin off the SPI buses", owner)
 
 
-class SpiSource:
-    """RC522 readers on the Pi's own SPI buses (hw)."""
+def open_spi_readers(config: SpiConfig, factory=None, spi_backend=None) -> tuple[list, object]:
+    """``([(zone, reader)], backend)``: the readers opened on ``spi_backend`` (else the Pi's
+    ``/dev/spidev*``), their reset lines from the pin factory ``factory`` (else the
+    backend's own), the shared ones declared first and every reset line up before the
+    first reader starts."""
+    from hw.rc522 import default_backend, open_readers
+
+    backend = spi_backend if spi_backend is not None else default_backend(factory)
+    pins = factory if factory is not None else backend.pins()
+    share_reset_lines(config, pins)                 # before the first reader takes its reset line
+    readers = open_readers([(r.bus, r.device, r.reset_pin) for r in config.readers], spd=config.speed_hz,
+                           backend=backend, factory=pins)
+    return list(zip((r.zone for r in config.readers), readers)), backend
+
+
+class SpiSource(ReaderSource):
+    """RC522 readers on the Pi's own SPI buses (hw).  Their reset lines come from the run's
+    pin factory (``factory``), else from the SPI backend's own."""
 
     def __init__(self, config: SpiConfig, clock: Callable[[], float], factory=None, spi_backend=None):
         self.config = config
@@ -150,17 +167,10 @@ class SpiSource:
         self._thread: threading.Thread | None = None
 
     def start(self, sink: Sink) -> None:
-        from hw.rc522 import default_backend, open_readers
         from hw.scanner import Scanner
 
-        c = self.config
-        backend = self.spi_backend if self.spi_backend is not None else default_backend(self.factory)
-        pins = self.factory if self.factory is not None else backend.pins()
-        share_reset_lines(c, pins)                  # before the first reader takes its reset line
-        readers = open_readers([(r.bus, r.device, r.reset_pin) for r in c.readers], spd=c.speed_hz,
-                               backend=backend, factory=pins)   # every reset pin up first
-        self.readers.extend(zip((r.zone for r in c.readers), readers))
-        self.scanner = Scanner(self.readers, absent_ms=c.absent_ms, clock=self.clock)
+        self.readers.extend(open_spi_readers(self.config, self.factory, self.spi_backend)[0])
+        self.scanner = Scanner(self.readers, absent_ms=self.config.absent_ms, clock=self.clock)
         self._thread = threading.Thread(target=self.scanner.run, args=(sink, self._stop),
                                         name="rc522 scanner", daemon=True)
         self._thread.start()
@@ -190,6 +200,15 @@ def source(config: SpiConfig, ctx) -> SpiSource:
 
 def enroll_source(config: SpiConfig, ctx, zone: str | None, known) -> SpiSource:
     return source(config, ctx)
+
+
+def live_readers(config: SpiConfig, settings, pins, driver=None):
+    """The readers opened for ``doctor --live`` (every reset line up first), on the pin
+    factory ``pins``; ``driver``: the SPI backend (the tests' emulated chips), else the Pi's."""
+    from hw.check import LiveReaders
+
+    readers, backend = open_spi_readers(config, pins, driver)
+    return LiveReaders(readers, backend, absent_ms=config.absent_ms)
 
 
 def doctor(config: SpiConfig, doc, settings) -> None:

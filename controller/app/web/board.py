@@ -4,7 +4,9 @@ Every table the board follows, on one page that updates itself: table id and
 status, players, the deal in progress (its number, phase, trick, whose card)
 and its contract (raspasovka, misère, or declarer, game and trumps), the pulka
 (pulya, gora, whists written, balance) and the board's mirror of the session
-(lines, a gap waiting for the table to resend); above them the bad messages
+(lines, a gap waiting for the table to resend) and the line of the last deal's
+double-dummy analysis (docs/analysis.md: what best play would have made, which
+card cost a trick) when the table sends it; above them the bad messages
 the board counted, by reason.  The data is :meth:`controller.app.club.Club.board`
 (README "The club page"), the same the terminal board draws.
 

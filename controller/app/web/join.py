@@ -64,8 +64,14 @@ def lan_addresses(adapters: Callable[[], Sequence] | None = None) -> list[str]:
         import ifaddr
     except ImportError:             # zeroconf brings it; without it the page's own address will do
         return []
+    try:
+        listed = (adapters or ifaddr.get_adapters)()
+    except OSError as exc:          # no netlink socket (a sandbox's address families): no LAN addresses
+        log.warning("cannot read this machine's network addresses (%s); the page's own address is shown",
+                    exc.strerror or exc)
+        return []
     found: list[str] = []
-    for adapter in (adapters or ifaddr.get_adapters)():
+    for adapter in listed:
         for ip in adapter.ips:
             if not isinstance(ip.ip, str):
                 continue            # IPv6 (a tuple): phones are given the IPv4 address

@@ -21,6 +21,7 @@ from typing import Callable
 
 from ...core.config import Rules
 from ...core.events import TableEvent
+from ...store.analyses import AnalysisLines
 from .config import WebConfig, WebError
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,8 @@ class WebOutput:
         self.rules = rules
         self.server = None
         self.failed: str | None = None
-        self._analysis_seen: tuple = (None, -1, {})
+        self._analysis_lines = AnalysisLines()
+        self._published: tuple = ({}, None)             # the last state published, its session folder
 
     def start(self):
         """Start the web server (its thread, its loop); raises :class:`WebError` when it cannot listen."""
@@ -92,24 +94,23 @@ class WebOutput:
         state = item.snapshot.to_dict()
         if item.session_dir is not None:
             state["analysis"] = self._analysis(Path(item.session_dir))
+        self._published = (state, item.session_dir)
         self.server.publish(state)
 
     def _analysis(self, folder: Path) -> dict[str, str]:
         """The session's analysis lines by deal number (docs/analysis.md), read again only
         when its analysis.jsonl grew."""
-        from ...store.analyses import AnalysisFile
-
-        store = AnalysisFile(folder)
-        try:
-            size = store.path.stat().st_size
-        except OSError:
-            return {}
-        if self._analysis_seen[:2] != (folder, size):
-            self._analysis_seen = (folder, size, {str(n): line for n, line in store.lines().items()})
-        return self._analysis_seen[2]
+        return {str(n): line for n, line in self._analysis_lines.of(folder).items()}
 
     def tick(self, now: float) -> None:
-        pass
+        # a deal's analysis is written after its last event: shown when written, not at the next card
+        state, folder = self._published
+        if self.server is None or folder is None:
+            return
+        lines = self._analysis(Path(folder))
+        if lines != state.get("analysis"):
+            self._published = (dict(state, analysis=lines), folder)
+            self.server.publish(self._published[0])
 
     def close(self) -> None:
         if self.announcer is not None:

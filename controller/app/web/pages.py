@@ -21,7 +21,9 @@ from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
 from ...core.bidding import RANK
-from ...core.cards import RANKS, SUIT_SYMBOLS, next_seat
+from ...core.cards import RANKS, STRAIN_SYMBOLS, STRAINS, SUIT_SYMBOLS, next_seat
+from ...core.cards import SUIT_NAMES as SUIT_WORDS
+from ...core.events import GAMES as BIDS, LEVELS, MISERE, WHIST_CALLS, WHIST_MODES
 from ...core.config import Rules
 from .. import report
 from ..textview import mistake_advice
@@ -30,14 +32,9 @@ HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
 
-SUIT_NAMES = {"s": "spades", "c": "clubs", "d": "diamonds", "h": "hearts", "n": "no trumps"}
+SUIT_NAMES = {**SUIT_WORDS, "n": "no trumps"}
 RANK_NAMES = {"J": "jack", "Q": "queen", "K": "king", "A": "ace"}
-BIDS = tuple(f"{level}{strain}" for level in range(6, 11) for strain in "scdhn")
-GAMES = BIDS + ("misere",)        # a result line's games (and, from the winning bid up, a contract line's)
-LEVELS = tuple(range(6, 11))
-STRAINS = "scdhn"
-WHIST_CALLS = ("whist", "pass", "half")
-WHIST_MODES = ("open", "closed")
+GAMES = BIDS + (MISERE,)          # a result line's games (and, from the winning bid up, a contract line's)
 BUTTONS = (("undo", "Undo"), ("confirm", "Confirm"), ("new_deal", "New deal"))
 PHASE_TEXT = {"idle": "between deals", "play": "play", "auction": "auction (bidding)",
               "contract": "declarer names the contract", "whisting": "whisting"}
@@ -82,7 +79,7 @@ def environment() -> Environment:
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["card"] = card_html
     env.filters["game"] = game_html
-    env.globals.update(BIDS=BIDS, GAMES=GAMES, LEVELS=LEVELS, STRAINS=STRAINS, SYMBOLS={**SUIT_SYMBOLS, "n": "NT"},
+    env.globals.update(BIDS=BIDS, GAMES=GAMES, LEVELS=LEVELS, STRAINS=STRAINS, SYMBOLS=STRAIN_SYMBOLS,
                        WHIST_CALLS=WHIST_CALLS, WHIST_MODES=WHIST_MODES, BUTTONS=BUTTONS,
                        PHASE_TEXT=PHASE_TEXT, SUIT_NAMES=SUIT_NAMES,
                        advice=mistake_advice)
@@ -188,7 +185,7 @@ class Pages:
             return Markup("<p>no pulka yet</p>")
         summary["pulka"] = summary["pulka"] or {s: {"gora": 0, "pulya": 0, "whists": {}} for s in seats}
         names = {s: n for s, n in self.names(state).items() if s in seats}
-        return Markup(report.pulka_sections(summary, names, rules=self.rules))
+        return Markup(report.pulka_sections(summary, names, rules=self.rules, analysis=state.get("analysis")))
 
     def page(self, template: str, state: Mapping[str, Any], *, authorised: bool, title: str,
              parts: Sequence[str] = (), **extra: Any) -> str:

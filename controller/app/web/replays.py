@@ -61,6 +61,7 @@ def session_pulka_html(folder: str, names_from_config: bool) -> tuple[bool, str]
     ``(False, why)`` when it cannot be read.  Finished sessions read their ``summary.json``,
     the others are replayed from their log."""
     from ...core.errors import PreftableError
+    from ...store.analyses import AnalysisFile
     from ...store.files import read_bounded
     from ...store.gamelog import SUMMARY, SessionLog
     from .. import report
@@ -75,17 +76,18 @@ def session_pulka_html(folder: str, names_from_config: bool) -> tuple[bool, str]
             tracker, _ = session.replay(game)
             summary = tracker.report_summary()
         names = dict(game.table.names) if names_from_config else {}
-        return True, report.pulka_sections(summary, names, rules=game.rules)
+        return True, report.pulka_sections(summary, names, rules=game.rules, analysis=AnalysisFile(path).lines())
     except (PreftableError, OSError, ValueError, RecursionError) as exc:
         return False, getattr(exc, "strerror", None) or str(exc)
 
 
 def _identity(folder: Path) -> tuple:
-    """What the pulka depends on: the log's and the summary's identity and size."""
+    """What the pulka depends on: the log's, the summary's and the analysis' identity and size."""
+    from ...store.analyses import ANALYSIS
     from ...store.gamelog import EVENTS, SUMMARY
 
     marks = []
-    for name in (EVENTS, SUMMARY):
+    for name in (EVENTS, SUMMARY, ANALYSIS):
         try:
             st = os.lstat(folder / name)
             marks.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))

@@ -8,6 +8,8 @@ from typing import Any, Callable, Mapping
 
 from .conventions import Convention
 
+STALINGRAD_GAME = "6s"      # the game Stalingrad makes both defenders whist: 6♠
+
 
 def every_game(kind: str | None, outcome: str | None) -> bool:
     """The table's own rule: every contract, misère or unplayed deal ends a raspasovka series.
@@ -45,6 +47,10 @@ class RuleBook:
     single_whister_own_tricks: bool = False  # one whister writes whists for his own tricks only
     gentleman_whist: bool = False            # a failed contract: whister and passer share the whists for tricks
     ten_obligation: bool = True              # a whisted 10 carries the whisters' obligation (1 trick)
+    stalingrad: bool = False                 # a 6♠ must be whisted by both defenders
+    consolation_per_trick: int | None = None  # a failed contract's consolation a trick (None: the game's value)
+    raspasovka_whists: str = "all_tricks"    # scoring = "whists": "all_tricks" | "beyond_fewest"
+    pulka_end: str = "each"                  # the target closes each pulya (with help), or ends the pulka by their sum
     help_sitting_out_dealer: bool = True     # a sitting-out dealer's pulya can be helped
     series_end: str = "every_game"           # which deals end a raspasovka series (by name) ...
     series_ends: Callable[[str | None, str | None], bool] = every_game               # ... asked
@@ -53,6 +59,16 @@ class RuleBook:
     settlement: str = "exact"                # "exact" | "whole_rounded" | "whole_truncated"
     deal_hooks: tuple = ()                   # callables (rules, kind, deal, writes) -> None, after a deal's entries
     words: tuple[str, ...] = ()              # what the non-default rules say, for doctor and the report
+
+    def whist_required(self, game: str) -> bool:
+        """True when both defenders must whist ``game``: any other whist call is invalid
+        (Stalingrad, сталинград: a 6♠)."""
+        return self.stalingrad and game == STALINGRAD_GAME
+
+    def consolation(self, value: int) -> int:
+        """A failed contract's consolation for each trick short, before the factor m:
+        the game's value, or the house's fixed price."""
+        return value if self.consolation_per_trick is None else self.consolation_per_trick
 
     @property
     def k(self) -> int:

@@ -26,9 +26,19 @@ PRESETS: dict[str, dict] = {
                               "raspasovka_doubled": True, "ten_obligation": False,
                               "second_whist_responsible": False, "consolation_to_dealer": True,
                               "whist_responsibility": "half", "gentleman_whist": True,
-                              "help_sitting_out_dealer": False,
+                              "help_sitting_out_dealer": False, "pulka_end": "sum",
                               "series_end": "not_failed", "dealer_after_failed_game": "same",
                               **_SERIES_ROTATING},
+    # its Rostov: raspasovka in whists (5 a trick beyond the single fewest), no progression --
+    # the price stays 1 while the series still counts (the same dealer after a failed game) --,
+    # gentleman's whist at half responsibility, the consolation 10 a trick
+    "prefandroid-rostov": {"convention": "sochi", "scoring": "whists", "whists_per_trick": 5,
+                           "raspasovka_whists": "beyond_fewest", "ten_obligation": False,
+                           "second_whist_responsible": False, "consolation_to_dealer": True,
+                           "whist_responsibility": "half", "gentleman_whist": True,
+                           "consolation_price": "ten", "help_sitting_out_dealer": False,
+                           "series_end": "not_failed", "dealer_after_failed_game": "same",
+                           **_SERIES_ROTATING, "progression": [1, 1]},
     # oleksandrkozlov/preferans (server.cpp calculateDealScore, common.hpp calculateFinalResult)
     "kozlov": {"convention": "sochi", "subtract_minimum": True, "single_whister_tricks": "own",
                "second_whist_responsible": False, "whist_responsibility": "full",
@@ -46,6 +56,7 @@ PRESET_WORDS: dict[str, str] = {
     "rostov": "Rostov (raspasovka in whists, half responsibility)",
     "prefandroid-sochi": "as PrefAndroid's Sochi",
     "prefandroid-leningrad": "as PrefAndroid's Leningrad",
+    "prefandroid-rostov": "as PrefAndroid's Rostov",
     "kozlov": "as oleksandrkozlov/preferans",
     "prefcount-sochi": "PrefCount's Sochinka settlement",
     "prefcount-leningrad": "PrefCount's Leningradka settlement",

@@ -15,6 +15,10 @@ def _amnesty(answers: dict, value: str) -> None:
     answers["amnesty_all_seats"] = value == "all"
 
 
+def _whists(answers: dict, value: str) -> None:
+    answers["raspasovka_whists"] = value
+
+
 RULES = (
     HouseRule("raspasovka_doubled", (False, True),
               {True: "the convention's factor doubles raspasovka gora too (Leningrad)"}, _doubled,
@@ -22,4 +26,9 @@ RULES = (
     HouseRule("amnesty_seats", ("active", "all"),
               {"all": "raspasovka amnesty over every seat, the sitting-out dealer included"}, _amnesty,
               "PrefAndroid Calculation.kt writeGame (tMin over every seat)"),
+    # with scoring = "whists" (Rostov): who writes whists for which tricks, and the pulya
+    HouseRule("raspasovka_whists", ("all_tricks", "beyond_fewest"),
+              {"beyond_fewest": "raspasovka in whists: only a single fewest writes, for the tricks beyond his;"
+                                " no trick, or the dealer with none, writes the price in pulya"}, _whists,
+              "PrefAndroid Calculation.kt writeGame (RulesGameType.Rostov)"),
 )

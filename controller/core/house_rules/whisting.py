@@ -1,4 +1,4 @@
-"""House rules of the whists a contract writes (docs/RULES-variants.md)."""
+"""House rules of the whists a contract writes, and of who must whist (docs/RULES-variants.md)."""
 
 from __future__ import annotations
 
@@ -22,4 +22,13 @@ RULES = (
     HouseRule("ten_obligation", (True, False),
               {False: "a whisted 10 carries no whist obligation"},
               _set("ten_obligation", bool), "PrefAndroid Calculation.kt sumVistNeeded"),
+    HouseRule("consolation_price", ("game", "ten"),
+              {"ten": "a failed contract's consolation is 10 a trick, whatever the game"},
+              _set("consolation_per_trick", lambda v: 10 if v == "ten" else None),
+              "PrefAndroid Calculation.kt writeGame (ConsolationSum.Max10)"),
+    # asked by the deal's whisting (controller.core.deal), not by the scoring: it decides
+    # which whist calls are valid; a 6♠ whisted by both is scored as any other
+    HouseRule("stalingrad", (False, True),
+              {True: "Stalingrad: a 6♠ is whisted by both defenders"},
+              _set("stalingrad", bool), "PrefAndroid Game.kt setContract (stalindgrad); PrefCount commonRules"),
 )
