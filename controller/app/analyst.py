@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
-import sys
+import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
@@ -25,24 +26,26 @@ from ..store.analyses import AnalysisFile, deal_key
 
 log = logging.getLogger(__name__)
 
-PR_SET_PDEATHSIG = 1            # prctl(2): the signal a process gets when its parent dies
 
-
-def _child_start(table: int) -> None:
+def _child_start() -> None:
     """The first thing the analysis child runs.  It dies with the table: a SIGKILLed table
     (a power cut of the process, the soak's kill) must not leave a child blocked for ever on
-    the table's queue, holding memory on a 1 GB Pi.  Ctrl-C at the terminal reaches the whole
-    process group: it is the table's to handle (it closes the analyst, which finishes the deal
-    in hand), so the child ignores it instead of printing a KeyboardInterrupt traceback."""
+    the table's queue, holding memory on a 1 GB Pi.  The watch is multiprocessing's own
+    sentinel of the parent process (readable once the parent is gone); prctl's parent-death
+    signal would not do, as it follows the thread that started the child, and the bus thread
+    that does ends before the table.  Ctrl-C at the terminal reaches the whole process group:
+    it is the table's to handle (it closes the analyst, which finishes the deal in hand), so
+    the child ignores it instead of printing a KeyboardInterrupt traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform.startswith("linux"):
-        import ctypes
+    table = multiprocessing.parent_process()
+    if table is not None:
+        threading.Thread(target=_end_with, args=(table.sentinel,), name="analysis-child-watch",
+                         daemon=True).start()
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-            log.warning("analysis child: prctl(PR_SET_PDEATHSIG) failed (%s)", os.strerror(ctypes.get_errno()))
-    if os.getppid() != table:   # the table died before the line above: nobody to work for
-        os._exit(0)
+
+def _end_with(sentinel: int) -> None:
+    multiprocessing.connection.wait([sentinel])
+    os._exit(0)                 # the table is gone: nobody to write the result for
 
 
 class Analyst:
@@ -77,7 +80,7 @@ class Analyst:
                 continue
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=_child_start, initargs=(os.getpid(),))
+                                                 initializer=_child_start)
             self._running[key] = (dict(entry), self._pool.submit(analyse_entry, entry, self.rules, self.players,
                                                                    not entry.get("complete")))
 
