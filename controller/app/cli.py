@@ -394,8 +394,8 @@ HELP: dict[str, tuple[str, list[str], list[str]]] = {
                       "preftable hub-emulator --tcp 7000 --script game.jsonl --deck deck.toml"],
                      ["0  stopped (quit, Ctrl-C or SIGTERM)", "2  a bad option, script or deck, "
                       "or the port cannot be served"]),
-    "diagram": ("Write the deal tracker's state diagram: with graphviz installed as .png/.svg/.pdf, "
-                "otherwise as Mermaid text (.mmd or standard output).",
+    "diagram": ("Write the deal tracker's state diagram (transitions' own graph support): with graphviz "
+                "installed as .png/.svg/.pdf, otherwise as Mermaid text (.mmd or standard output).",
                 ["preftable diagram > tracker.mmd", "preftable diagram -o tracker.svg"],
                 ["0  written", "2  the file cannot be written, or a picture was asked without graphviz"]),
 }

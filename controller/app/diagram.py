@@ -1,28 +1,42 @@
-"""The deal tracker's state diagram: transitions' graph support with graphviz, Mermaid text otherwise."""
+"""The deal tracker's state diagram, drawn by ``transitions``' own graph support.
+
+The machine is the one of :mod:`controller.core.phases` (its states, transitions and
+guards, as declared there), built as a ``transitions.extensions.diagrams.GraphMachine``:
+Mermaid ``stateDiagram-v2`` text with its ``mermaid`` engine (no graphviz needed), and
+a picture (.png, .svg, .pdf) with its ``graphviz`` engine when graphviz is installed.
+"""
 
 from __future__ import annotations
 
 import logging
+import shutil
 import sys
 from pathlib import Path
 
 from ..core.errors import ConfigError
-from ..core.tracker import STATES, TRANSITIONS
+from ..core.phases import phase_machine
 
 PICTURES = (".png", ".svg", ".pdf")
+TITLE = "deal phases"
 
 log = logging.getLogger(__name__)
 
 
+class _Drawn:
+    """The model the diagram's machine is bound to (it only draws: no trigger is fired)."""
+
+
+def _graph(engine: str):
+    from transitions.extensions.diagrams import GraphMachine
+
+    model = _Drawn()
+    phase_machine(model, GraphMachine, graph_engine=engine, show_conditions=True, title=TITLE)
+    return model.get_graph()
+
+
 def mermaid() -> str:
-    """The state machine as a Mermaid ``stateDiagram-v2``, built from the declared data."""
-    lines = ["stateDiagram-v2", f"    [*] --> {STATES[0]}"]
-    for tr in TRANSITIONS:
-        sources = tr["source"] if isinstance(tr["source"], list) else [tr["source"]]
-        for source in sources:
-            dest = tr["dest"] or source
-            lines.append(f"    {source} --> {dest}: {tr['trigger']}")
-    return "\n".join(lines) + "\n"
+    """The state machine as Mermaid ``stateDiagram-v2`` text, with each move's guards."""
+    return _graph("mermaid").source + "\n"
 
 
 def graphviz_available() -> bool:
@@ -30,7 +44,6 @@ def graphviz_available() -> bool:
         import graphviz  # noqa: F401  (the Python binding used by transitions.extensions)
     except ImportError:
         return False
-    import shutil
     return shutil.which("dot") is not None
 
 
@@ -40,20 +53,12 @@ def write_diagram(output: Path | None) -> Path | None:
     A picture (.png, .svg, .pdf) needs graphviz: without it this raises
     :class:`ConfigError` rather than write something else than was asked.
     """
-    if output is not None and output.suffix in PICTURES and not graphviz_available():
-        raise ConfigError(f"{output}: a {output.suffix} picture needs graphviz (Debian: apt install graphviz; "
-                          f"pip install graphviz); -o {output.with_suffix('.mmd')} writes Mermaid text",
-                          "output")
     if output is not None and output.suffix in PICTURES:
-        from transitions.extensions import GraphMachine
-
-        class _Model:
-            pass
-
-        model = _Model()
-        GraphMachine(model=model, states=STATES, transitions=TRANSITIONS, initial=STATES[0],
-                     auto_transitions=False, queued=True, show_conditions=True)
-        model.get_graph().draw(str(output), prog="dot")
+        if not graphviz_available():
+            raise ConfigError(f"{output}: a {output.suffix} picture needs graphviz (Debian: apt install graphviz; "
+                              f"pip install graphviz); -o {output.with_suffix('.mmd')} writes Mermaid text",
+                              "output")
+        _graph("graphviz").draw(str(output), prog="dot")
         return output
     text = mermaid()
     if output is None:

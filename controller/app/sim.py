@@ -27,7 +27,7 @@ from ..core.bidding import BID_ORDER, RANK, level, trump_of
 from ..core.cards import DECK, SUITS, Card
 from ..core.config import GameConfig
 from ..core.contract_scoring import obligation
-from ..core.deal import AUCTION, KIND_RASPASOVKA, PLAYING, PRIKUP, WHISTING, Deal
+from ..core.deal import KIND_RASPASOVKA, PRIKUP, Deal
 from ..core.deck import Deck
 from ..core.events import BID, CONTRACT, MISERE, PASS, PLACED, REMOVED, WHIST, WHIST_MODE, TableEvent
 from ..core.series import next_deal
@@ -411,12 +411,12 @@ class BiddingSimulator(TableSimulator):
                 else:
                     game = self._declare(hands[declarer], b.winning_bid)
                     yield from self._say(deal, CONTRACT, declarer, game, declarer)
-                while deal.phase == WHISTING:
+                while b.whisting is not None and b.whisting.result is None:     # the whisting
                     seat = b.whisting.turn
                     yield from self._say(deal, WHIST, seat, self._whist_call(deal, hands[seat]), seat)
-                if deal.phase == PLAYING and len(deal.whisters) == 1 and self.rng.random() < 0.5:
+                if deal.expected is not None and len(deal.whisters) == 1 and self.rng.random() < 0.5:
                     yield from self._say(deal, WHIST_MODE, None, "open", deal.whisters[0])
-        if deal.phase == PLAYING:
+        if deal.expected is not None:                   # the deal is played
             choose = self._choose if deal.kind_name == KIND_RASPASOVKA else self._choose_contract
             stop = None
             if self.entry == "page" and deal.kind_name != KIND_RASPASOVKA and self.rng.random() < self.claims:
@@ -457,7 +457,7 @@ class BiddingSimulator(TableSimulator):
     def _auction(self, deal: Deal, hands: dict[str, list[Card]]) -> Iterator[TableEvent]:
         auction = deal.bidding.auction
         limits = {seat: self._limit(hands[seat]) for seat in deal.active}
-        while deal.phase == AUCTION:
+        while auction.result is None:
             seat = auction.turn
             yield from self._say(deal, BID, seat, self._bid(auction, seat, limits[seat]), seat)
 

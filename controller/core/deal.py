@@ -9,7 +9,11 @@ finished deal writes.  :class:`Raspasovka` (RULES.md) and :class:`ContractPlay`
 :class:`Deal` knows nothing of readers or presence; the tracker feeds it the
 lines it accepted (cards and the calls of :mod:`controller.core.bidding`).
 Everything is derived from that list of accepted lines, so taking one back
-(``undo``) is replaying all lines but the last.
+(``undo``) is replaying all lines but the last (the tracker feeds them to its machine
+again).  The deal has no phase of its own:
+which line is allowed when is the tracker's state machine
+(:mod:`controller.core.phases`), the one truth of a deal's phase; the deal answers
+what its rules decide (the auction's result, the whisting's, whose card is due).
 
 With ``rules.bidding = "auto"`` a deal is born a raspasovka and its first line
 decides (RULES-contracts.md "Second edition"): a bid or a result line turns it into
@@ -40,8 +44,8 @@ CODES: dict[Card, str] = {card: str(card) for card in DECK}     # a card's code,
 # deal kinds (FORMATS-contracts.md `kind`)
 KIND_RASPASOVKA, KIND_CONTRACT, KIND_MISERE, KIND_UNPLAYED = "raspasovka", "contract", "misere", "unplayed"
 
-# the phases of a deal, also the tracker's states
-AUCTION, CONTRACT_PHASE, WHISTING, PLAYING, DONE = "auction", "contract", "whisting", "play", "done"
+# the phases of a deal: the states of the tracker's machine (controller.core.phases)
+AUCTION, CONTRACT_PHASE, WHISTING, PLAYING = "auction", "contract", "whisting", "play"
 CLAIMING = "claim"          # a claim waits for `confirm` (the play is stopped meanwhile)
 
 
@@ -245,7 +249,7 @@ class Deal:
     _trick_starts: list[int] = field(init=False, repr=False)
     _taken: dict[str, int] = field(init=False, repr=False)
     _finished: bool = field(init=False, repr=False)
-    _phase: str = field(init=False, repr=False)
+    _due: bool = field(init=False, repr=False)     # a card is due: the play is on (see expected)
     _kind_name: str | None = field(init=False, repr=False)
     _order: tuple[str, ...] = field(init=False, repr=False)
 
@@ -261,8 +265,9 @@ class Deal:
         if self.rules.bidding is True:
             self.begin_auction()
         else:
-            self._phase, self._kind_name = PLAYING, KIND_RASPASOVKA
+            self._kind_name = KIND_RASPASOVKA
             self._set_kind(Raspasovka(self.rules, self.dealer, self.active))
+            self._due = True
 
     def begin_auction(self) -> None:
         """The deal begins with its auction (``bidding = true``, or the first line a bid or a
@@ -270,18 +275,13 @@ class Deal:
         self.bidding = Bidding(Auction(self.active))
         self.kind = None
         self._order = ()
-        self._phase, self._kind_name = AUCTION, None
+        self._kind_name, self._due = None, False
 
     def _set_kind(self, kind: DealKind) -> None:
         self.kind = kind
         self._order = kind.trick_order(0, None)
 
-    # --- phases ----------------------------------------------------------------------
-
-    @property
-    def phase(self) -> str:
-        """auction, contract, whisting, play or done."""
-        return self._phase
+    # --- what the lines decided -----------------------------------------------------
 
     @property
     def finished(self) -> bool:
@@ -289,29 +289,13 @@ class Deal:
         return self._finished
 
     def _refresh(self) -> None:
-        """Work out the phase again after a line (they change only with lines; cards read it)."""
+        """Work out again what the lines decided (they change only with lines; cards read it):
+        whether the deal is over, its kind, and whether a card is due (the kind of play is
+        known, the deal goes on, and no claim waits for `confirm`)."""
         self._finished = self._is_finished()
-        self._phase = self._phase_now()
         self._kind_name = self._kind_now()
-
-    def _phase_now(self) -> str:
-        if self.claim is not None and not self.claim_confirmed:
-            return CLAIMING
-        b = self.bidding
-        if b is not None:
-            result = b.auction.result
-            if result is None:
-                return AUCTION
-            if result == CONTRACT_RESULT:
-                if b.game is None:
-                    return CONTRACT_PHASE
-                if b.whisting is None:
-                    return DONE                 # a 10 not whisted
-                if b.whisting.result is None:
-                    return WHISTING
-                if b.whisting.result != PLAY:
-                    return DONE
-        return DONE if self.finished else PLAYING
+        self._due = (self.kind is not None and not self._finished
+                     and (self.claim is None or self.claim_confirmed))
 
     def _is_finished(self) -> bool:
         if len(self.tricks) == self.total_tricks or self.claim_confirmed:
@@ -420,8 +404,14 @@ class Deal:
             return b.mode_line or "closed"
         return None
 
+    def whist_refusal(self, seat: str, call: str) -> str | None:
+        """Why the whist call ``call`` of ``seat`` is not valid in this deal's whisting (None
+        if it is): the one check of a whist call, whatever the phase machine allowed."""
+        return self.bidding.whisting.refusal(seat, call)
+
     def mode_refusal(self) -> str | None:
-        """Why a whist_mode line is not valid now (None if it is)."""
+        """Why a whist_mode line is not valid in the play (None if it is); outside the play
+        the phase machine refuses it (``the whisting is not decided``)."""
         b = self.bidding
         if b is None or b.auction.result == RASPASOVKA:
             return "no whist mode in a raspasovka"
@@ -429,8 +419,6 @@ class Deal:
             return "the first trick has closed"
         if b.auction.result == MISERE_DEAL:
             return None
-        if self.phase != PLAYING:
-            return "the whisting is not decided"
         if len(self.whisters) != 1:
             return "two whisters always play closed"
         return None
@@ -439,8 +427,9 @@ class Deal:
 
     @property
     def expected(self) -> str | None:
-        """The zone whose card is due next, or None when no card is (auction, whisting, over)."""
-        if self._phase != PLAYING:
+        """The zone whose card is due next, or None when no card is (auction, whisting, a
+        claim waiting, over)."""
+        if not self._due:
             return None
         return self._order[len(self.current)]
 
@@ -505,16 +494,6 @@ class Deal:
         proven = Revoke(zone, suit, at, index, by_trump)
         self.revokes.append(proven)
         return proven
-
-    def without_last(self) -> "Deal":
-        """A fresh deal with every accepted line but the last (``undo``)."""
-        deal = Deal(self.number, self.dealer, self.price, self.step, self.players, self.rules)
-        for event, who, value in self.lines[:-1]:
-            if event == CARD:
-                deal.play(who, value)
-            else:
-                deal.call(event, who, value)
-        return deal
 
     # --- results -------------------------------------------------------------------
 

@@ -78,7 +78,7 @@ class TableSnapshot:
         }
 
 
-def contract_view(deal) -> dict:
+def contract_view(deal, phase: str) -> dict:
     """The contract phase of a deal with an auction (JSON-ready): whose call it is in the
     auction or the whisting, the bid to beat, the declarer's game and its trumps, the
     whisters, their mode, the tricks the contract needs (FORMATS-contracts.md names), and
@@ -87,7 +87,6 @@ def contract_view(deal) -> dict:
     from .contract_scoring import obligation
     b = deal.bidding
     top = b.auction.highest
-    phase = deal.phase
     turn = None
     if phase == "auction":
         turn = b.auction.turn
@@ -176,7 +175,7 @@ class SnapshotBuilder:
                          "current": [[zone, str(card)] for zone, card in deal.current],
                          "taken": deal.taken, "tricks": [t.to_dict() for t in deal.tricks]}
             if deal.bidding is not None:
-                deal_view.update(contract_view(deal))
+                deal_view.update(contract_view(deal, tracker.phase))
         on_table: dict[str, list[str]] = {zone: [] for zone in tracker.zones}
         for zone, card in tracker.present:
             on_table.setdefault(zone, []).append(str(card))
@@ -184,7 +183,7 @@ class SnapshotBuilder:
         last = tracker.last_trick
         return TableSnapshot(
             seq=seq, session=self.session, players=tracker.players, seats=config.table.seats,
-            names=MappingProxyType(dict(names)), phase="idle" if deal is None else deal.phase,
+            names=MappingProxyType(dict(names)), phase=tracker.phase,
             deal=deal_view, on_table=MappingProxyType({z: tuple(sorted(c)) for z, c in on_table.items()}),
             last_trick=last.to_dict() if last is not None else None,
             alerts=tuple(MappingProxyType(dict(a)) for a in tracker.alerts),

@@ -45,12 +45,13 @@ def parse_token(text: object) -> str:
                      "open or closed)")
 
 
-def phase_of(deal) -> str:
-    """The phase a token is read in: ``idle`` with no deal in progress, else the deal's
-    :attr:`~controller.core.deal.Deal.phase` (``auction``, ``contract``, ``whisting``, ``play``,
-    ``claim``).  No phase makes a token a ``result`` line: a result line comes from the live
-    page or simulated players (RULES-contracts.md "Second edition"), never from a token."""
-    return IDLE if deal is None else deal.phase
+def phase_of(tracker) -> str:
+    """The phase a token is read in: ``idle`` with no tracker, else the tracker's
+    :attr:`~controller.core.tracker.DealTracker.phase`, its phase machine's state (``idle``,
+    ``auction``, ``contract``, ``whisting``, ``play``, ``claim``).  No phase makes a token a
+    ``result`` line: a result line comes from the live page or simulated players
+    (RULES-contracts.md "Second edition"), never from a token."""
+    return IDLE if tracker is None else tracker.phase
 
 
 def control_line_for(token: str, seat: str | None, phase: str, t: float = 0.0) -> TableEvent | None:

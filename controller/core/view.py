@@ -90,7 +90,7 @@ def _bidding_lines(tracker, deal, label, leds) -> list[str] | None:
     """The display rows of a deal with ``rules.bidding`` outside its play (auction, contract,
     whisting), or None in play; the seat to call gets the TURN LED."""
     b = deal.bidding
-    phase = deal.phase
+    phase = tracker.phase
     head = f"#{deal.number} {label[deal.dealer]} x{deal.price}"
     if phase == "auction":
         turn = b.auction.turn

@@ -111,5 +111,6 @@ def test_settle_replay_output(tmp_path):
 
 def test_diagram_mermaid():
     res = cli("diagram")
-    assert res.returncode == 0 and res.stdout.startswith("stateDiagram-v2")
-    assert "held --> play: release_trick" in res.stdout and "whisting --> play: whisted" in res.stdout
+    assert res.returncode == 0 and "\nstateDiagram-v2\n" in res.stdout
+    assert "held --> play: release_trick" in res.stdout
+    assert "whisting --> play: whisting_ends [whisting_played]" in res.stdout

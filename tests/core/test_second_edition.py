@@ -256,7 +256,7 @@ def test_a_result_line_is_the_auction_and_the_contract_at_once(bidding):
     out = s.result("seat2", "8h")
     assert kinds(out) == ["deal_start", "result", "auction"]
     assert out[2].data == {"deal": 1, "result": "contract", "declarer": "seat2", "bid": "8h"}
-    assert s.tracker.state == "whisting" and s.tracker.deal.phase == "whisting"
+    assert s.tracker.state == "whisting" and s.tracker.phase == "whisting"
     entry = s.entry
     assert (entry["auction"], entry["declarer"], entry["game"], entry["value"]) == ([], "seat2", "8h", 6)
     assert entry["kind"] == "contract" and not entry["complete"]
@@ -420,7 +420,7 @@ def test_a_claim_between_tricks_waits_for_confirm_and_then_ends_the_deal():
     rest = rest_of(played, 4)
     out = s.claim(**rest)
     assert kinds(out) == ["claim"] and out[0].data == {"deal": 1, "tricks": rest, "state": "waiting"}
-    assert s.tracker.state == "claim" and s.tracker.deal.phase == "claim"
+    assert s.tracker.state == "claim" and s.tracker.phase == "claim"
     assert s.entry["claimed"] is None and not s.entry["complete"]
     out = s.press("confirm")
     assert kinds(out) == ["confirm", "claim", "deal"]
