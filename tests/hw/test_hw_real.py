@@ -64,14 +64,17 @@ def test_reset_brings_the_chip_back(reader):
     assert reader.alive()
 
 
-def test_empty_poll_is_quick(reader):
+def test_empty_polls_read_nothing(reader, record_property):
+    """Twenty empty polls read no tag.  Their time is a figure, not a verdict (speed is for
+    ``doctor --live`` and bench/bench_scan.py): it is recorded, and printed with ``-s``."""
     if TAG is not None:
         pytest.skip("a tag lies on the reader")
     start = time.perf_counter()
     for _ in range(20):
         assert reader.read_uid() is None
     per_poll = (time.perf_counter() - start) / 20
-    assert per_poll < 0.010, f"{per_poll * 1e3:.1f} ms per empty poll"
+    record_property("empty_poll_ms", round(per_poll * 1e3, 2))
+    print(f"{per_poll * 1e3:.1f} ms per empty poll (target 10 ms)")
 
 
 CONFIG = os.environ.get("PREFTABLE_CONFIG")
@@ -174,7 +177,9 @@ def test_the_configs_deck_is_complete():
 
 
 @needs_config
-def test_every_empty_reader_polls_fast_enough(table):
+def test_every_empty_reader_polls(table, record_property):
+    """Every configured reader is polled for a second.  The polls a second are a
+    figure against the target (``doctor --live`` judges them), recorded and printed with ``-s``."""
     from hw.check import MIN_POLLS_PER_S
 
     _, readers, _ = table
@@ -183,7 +188,8 @@ def test_every_empty_reader_polls_fast_enough(table):
         while time.perf_counter() - start < 1.0:
             r.read_uids()
             polls += 1
-        assert polls >= MIN_POLLS_PER_S, f"{zone}: {polls} polls in 1 s"
+        record_property(f"{zone}_polls_per_s", polls)
+        print(f"{zone}: {polls} polls in 1 s (target {MIN_POLLS_PER_S})")
 
 
 @needs_config
