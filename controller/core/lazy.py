@@ -4,7 +4,8 @@ checkpoint-journal lines (FORMATS.md "Game log") until an output or ``undo`` nee
 :class:`LazySequence` is the sequence protocol once (length, an index or a slice, then
 the iteration, ``in`` and ``index`` of :class:`collections.abc.Sequence`); a subclass says
 how one stored item becomes what it holds.  The snapshot's deal history
-(:class:`controller.core.snapshot.DealHistory`) is one.
+(:class:`controller.core.snapshot.DealHistory`) is one, the tracker's ended deals
+(:class:`controller.core.records.Records`) another.
 """
 
 from __future__ import annotations

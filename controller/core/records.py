@@ -10,9 +10,10 @@ tracker's whole state between deals (``controller.store.checkpoints`` encodes it
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 from .cards import Card
+from .lazy import LazySequence
 from .deal import CARD, KIND_RASPASOVKA, Deal
 from .scoring import DealWritten, Pulka, Writes
 
@@ -44,30 +45,20 @@ class DealRecord:
         return self.entry
 
 
-class Records:
+class Records(LazySequence):
     """The ended deals, oldest first.  Deals restored from a checkpoint journal may stay
-    undecoded until first used (``decode`` turns one into a :class:`DealRecord`), so a long
-    session resumes without decoding them all."""
+    undecoded until first used (``decode`` turns one into a :class:`DealRecord`, kept in its
+    place), so a long session resumes without decoding them all."""
 
     def __init__(self, raw: Iterable = (), decode: Callable[[object], DealRecord] | None = None):
-        self._items: list = list(raw)
+        super().__init__(list(raw))
         self._decode = decode
 
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __getitem__(self, index):
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self._items)))]
+    def _item(self, index: int) -> DealRecord:
         item = self._items[index]
         if not isinstance(item, DealRecord):
-            item = self._decode(item)
-            self._items[index] = item
+            item = self._items[index] = self._decode(item)
         return item
-
-    def __iter__(self) -> Iterator[DealRecord]:
-        for index in range(len(self._items)):
-            yield self[index]
 
     def frozen(self) -> tuple[tuple, Callable[[object], DealRecord] | None]:
         """The items as they are now (records, or journal lines not decoded yet) and the
