@@ -19,8 +19,10 @@ install: $(BIN)/preftable
 demo: install
 	$(BIN)/preftable demo
 
+# two workers (pytest-xdist): the suite's tests share nothing, and half of them wait on
+# processes, ptys and a browser rather than compute, so two workers keep both cores busy
 test: install
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 bench: install
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
