@@ -6,6 +6,7 @@ import json
 from types import SimpleNamespace
 
 from table_script import DEAL_A, Script, config
+from conftest import wait_until
 
 from controller.app.analyst import Analyst
 from controller.store.analyses import ANALYSIS
@@ -49,7 +50,6 @@ def test_run_writes_the_analysis_of_each_deal(tmp_path):
     import subprocess
     import sys
     import threading
-    import time
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
@@ -61,10 +61,9 @@ def test_run_writes_the_analysis_of_each_deal(tmp_path):
     watchdog.daemon = True
     watchdog.start()
     try:
-        deadline = time.monotonic() + 120
-        while not list((tmp_path / "logs").glob(f"*/{ANALYSIS}")):
-            assert proc.poll() is None and time.monotonic() < deadline, "no analysis written"
-            time.sleep(0.05)
+        wait_until(lambda: list((tmp_path / "logs").glob(f"*/{ANALYSIS}")) or proc.poll() is not None,
+                   "the session's analysis.jsonl", timeout=120)
+        assert proc.poll() is None, "the table stopped before its analysis was written"
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=120)
     finally:

@@ -207,15 +207,14 @@ def test_enroll_command_errors(tmp_path, run_cli, capsys):
 
 def _when_cards(path: Path, n: int, action) -> threading.Thread:
     """Run ``action`` once the deck file holds at least ``n`` cards."""
+    def holds() -> bool:
+        try:
+            return path.exists() and len(load_deck(path, complete=False).cards) >= n
+        except DeckError:           # written half: read again
+            return False
+
     def watch() -> None:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                if path.exists() and len(load_deck(path, complete=False).cards) >= n:
-                    break
-            except DeckError:
-                pass
-            time.sleep(0.01)
+        eventually(holds, timeout=10)
         action()
 
     thread = threading.Thread(target=watch, daemon=True)

@@ -7,7 +7,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -129,12 +128,7 @@ def test_sigterm_flushes_and_exits_zero_then_resumes(tmp_path):
     cfg = sim_config(tmp_path, speed=50)
     logs = tmp_path / "logs"
     proc = preftable("run", "--config", cfg, "--log-dir", logs)
-    events_path = None
-    deadline = time.monotonic() + 20
-    while events_path is None and time.monotonic() < deadline:
-        found = list(logs.glob("*/events.jsonl"))
-        events_path = found[0] if found else None
-        time.sleep(0.05)
+    (events_path,) = wait_until(lambda: list(logs.glob("*/events.jsonl")), "the session's events file")
     assert wait_for_events(events_path, 20, 20) >= 20
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(10) == 0
@@ -146,9 +140,8 @@ def test_sigterm_flushes_and_exits_zero_then_resumes(tmp_path):
     assert proc.wait(10) == 0
     assert table_event_lines(events_path)[:len(first)] == first
     proc = preftable("run", "--config", cfg, "--log-dir", logs, "--new")
-    deadline = time.monotonic() + 60        # the new session exists before it is stopped (no guess)
-    while len(SessionLog.sessions(logs)) < 2 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
+    # the new session exists before it is stopped (no guess)
+    wait_until(lambda: len(SessionLog.sessions(logs)) >= 2 or proc.poll() is not None, "the new session")
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(10) == 0
     assert len(SessionLog.sessions(logs)) == 2
@@ -320,13 +313,9 @@ def test_spi_readers_path_gives_the_same_game(tmp_path):
             # one change on the table, one table event: wait until the scanner reported it before
             # the next, as players' moves are far apart -- on a loaded machine a fixed pause let two
             # moves fall into one scan and come out in reader order (a race, not a slow test)
-            deadline = time.monotonic() + 60
-            while service.seq <= index and time.monotonic() < deadline:
-                time.sleep(0.005)
+            eventually(lambda: service.seq > index)
             assert service.seq == index + 1, f"the scanner did not report {ev.to_dict()}"
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and (service.tracker.leftover or not service.tracker.records):
-            time.sleep(0.02)
+        eventually(lambda: not service.tracker.leftover and service.tracker.records, timeout=10)
     finally:
         service.stop()
         runner.join(10)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import tomllib
 import os
-import time
 from pathlib import Path
 
 import pytest
 
 from web_table import CHROMIUM, LiveTable, browser_context, wait_live
+from conftest import eventually
 
 pytestmark = [pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
               pytest.mark.timeout(180)]
@@ -67,12 +67,8 @@ def entered(table) -> list[dict]:
 
 
 def wait_until(check, timeout: float = 20.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return True
-        time.sleep(0.05)
-    return False
+    """Whether ``check`` came true within ``timeout`` (the callers assert it, naming what)."""
+    return bool(eventually(check, timeout))
 
 
 def posted(page, action) -> tuple[dict, int]:

@@ -4,6 +4,7 @@ from controller.app.outputs import HUB_COLOURS
 from controller.core.cards import ascii_text
 from controller.core.view import DISPLAY_COLS, DISPLAY_ROWS, ERROR, OFF, TURN, WINNER, indications
 from table_script import DEAL_A, Script, config
+from conftest import eventually
 
 
 def shown(s, names=None):
@@ -111,9 +112,7 @@ def test_hub_outputs_reach_the_emulated_hub():
         out = HubOutputs(link, ("seat1", "seat2", "seat3"))
         out.show(Indications(leds={"seat1": OFF, "seat2": TURN, "seat3": WINNER},
                              lines=("#1 P1 x1 T2", "", "7\u2660 8\u2660", "turn: P2"), beep_ms=0), 0.0)
-        deadline = time.monotonic() + 3
-        while time.monotonic() < deadline and (len(emu.leds) < 3 or len(emu.text_rows) < 4):
-            time.sleep(0.02)
+        eventually(lambda: len(emu.leds) >= 3 and len(emu.text_rows) >= 4, timeout=3)
         assert emu.leds == {0: "000000", 1: HUB_COLOURS[TURN], 2: HUB_COLOURS[WINNER]}
         assert emu.text_rows[2] == "7s 8s" and emu.text_rows[0] == "#1 P1 x1 T2"
         sent = len(emu.received)
