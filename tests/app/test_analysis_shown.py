@@ -163,7 +163,8 @@ def test_a_tables_analysis_line_reaches_the_club_page_through_the_broker(tmp_pat
             return view.analysis if view else None
     try:
         wait_until(table.played.is_set, 60, "the table to play its deal")
-        tracker = table.service.tracker
+        tracker = table.service.tracker     # the source has sent every event: the loop may still be at them
+        wait_until(lambda: len(tracker.records) >= 1, 60, "the table's loop to end the deal")
         entry = tracker.records[0].entry
         result = analyse_entry(entry, tracker.rules, tracker.players)
         wait_until(lambda: club.tables.get("t3") is not None, 60, "the board to see the table")
