@@ -78,7 +78,7 @@ class HubEmulator(LineFaults):
         self._now = clock
         self._sleep = getattr(clock, "sleep", time.sleep)     # a virtual clock's waits pass at once
 
-        self.cfg: dict[str, int] = {}
+        self._cfg: dict[str, int] = {}
         self.received: list[Frame] = []
         self.line_faults: Counter[str] = Counter()   # frames dropped/corrupted, garbage sent (a test's proof)
         self.host_hello = threading.Event()        # the host has said HELLO (a script waits for it)
@@ -118,6 +118,14 @@ class HubEmulator(LineFaults):
     def text_rows(self) -> dict[int, str]:
         """Display row -> text as the firmware wrote it since its boot."""
         return self._display.rows
+
+    @property
+    def cfg(self) -> dict[str, int]:
+        """The CFG keys the host set and the firmware took (key -> value) since its boot.
+        Read under the firmware's lock: the ACK goes out inside a firmware step and the key
+        is noted at that step's end, so a host that has its ACK never sees the key missing."""
+        with self._lock:
+            return dict(self._cfg)
 
     @property
     def beeps(self) -> list[int]:
@@ -232,7 +240,7 @@ class HubEmulator(LineFaults):
         LEDs and display) scans the readers and says HELLO.  The lock is held."""
         self._leds = RecordingLeds(self.n_leds)
         self._display = RecordingDisplay()
-        self.cfg = {}
+        self._cfg = {}
         self._inbox.clear()
         self._partial = b""
         self._hub = Hub(self._readers, self._line, leds=self._leds, display=self._display,
@@ -255,7 +263,7 @@ class HubEmulator(LineFaults):
         if self._cfg_sent:
             for key, value in self._cfg_sent:
                 if value.isdigit() and hub.config.get(key) == int(value):
-                    self.cfg[key] = int(value)
+                    self._cfg[key] = int(value)
             self._cfg_sent.clear()
         return wait
 

@@ -11,6 +11,7 @@ import errno
 import itertools
 import os
 import select
+import threading
 from contextlib import contextmanager
 
 import pytest
@@ -967,3 +968,26 @@ def test_a_card_laid_and_lifted_with_both_frames_lost_is_reported(caplog):
         hub.send("STATE", "-", "-", "-", "-@900")
         assert wait_for(lambda: link.counters.get("seen_in_gap") == 1), link.counters
         assert log == [] and "laid on prikup and lifted again" in caplog.text
+
+
+def test_a_cfg_acked_is_already_in_the_emulators_cfg():
+    """The firmware ACKs a CFG inside its step, and the emulator notes the key at that step's
+    end: a host holding the ACK must find the key in ``emu.cfg`` however the threads run.
+    The step is held after its ACK (as a busy machine may hold that thread) while the test
+    reads."""
+    with rig() as (emu, link, events, statuses):
+        hub, held = emu._hub, threading.Event()
+        step = hub.step
+
+        def slow_step():
+            had_cfg = bool(emu._cfg_sent)
+            wait = step()
+            if had_cfg:
+                held.wait(1.0)      # the host gets its ACK meanwhile
+            return wait
+
+        hub.step = slow_step
+        cmd = link.configure("absent_ms", 45)
+        assert cmd.wait(5) and cmd.state == "acked"
+        assert emu.cfg == {"absent_ms": 45}
+        held.set()
