@@ -244,7 +244,9 @@ def test_silence_with_the_protocol_timeouts():
         clock.advance(3.1)
         assert wait_for(lambda: any("no HB for 3 s" in s for s in statuses), 30), statuses
         clock.advance(0.6)                         # the silence is over; HELLO is due again
-        assert wait_for(lambda: link.picture() == [A, B, None, None], 30), (link.picture(), statuses)
+        # the picture changes before its events reach the sink: wait for both
+        assert wait_for(lambda: link.picture() == [A, B, None, None] and len(events) >= 2, 30), \
+            (link.picture(), statuses)
         assert simple(events) == [("placed", "seat1", A), ("placed", "seat2", B)]
         assert link.counters["reconnects"] >= 1
 
@@ -297,7 +299,7 @@ def test_state_fixes_what_no_gap_revealed():
         emu.drop_next(1)
         emu.flip(3, D)                 # lost, and no frame after it yet
         emu.send_state()               # reveals the gap itself: applied at once
-        assert wait_for(lambda: link.picture() == [None, None, None, D])
+        assert wait_for(lambda: link.picture() == [None, None, None, D] and events)
         assert simple(events) == [("placed", "prikup", D)]
 
 
@@ -326,6 +328,7 @@ def test_handshake_hub_info_and_initial_state():
         assert link.hub_info.proto == 1 and link.hub_info.fw_version == "emu-7"
         assert link.hub_info.boot_id == "0BADF00D" and link.hub_info.readers == 4
         assert link.picture() == [None, None, None, D]
+        assert wait_for(lambda: events)         # the picture changes before its events reach the sink
         assert simple(events) == [("placed", "prikup", D)]
         hosts = [f.verb for f in emu.received]
         assert hosts[:2] == ["HELLO", "SNAP"]
@@ -434,7 +437,8 @@ def test_socket_url():
         link.start()
         assert link.wait_ready(3)
         emu.place(2, C)
-        assert wait_for(lambda: link.picture() == [None, None, C, None])
+        # the picture changes before its events reach the sink: wait for both
+        assert wait_for(lambda: link.picture() == [None, None, C, None] and events)
         assert simple(events) == [("placed", "seat3", C)]
         assert link.set_led(0, "00FF00").wait(1) and emu.leds[0] == "00FF00"
     finally:
