@@ -195,6 +195,7 @@ class SoakTable:
         self.keys, self.terminal = os.openpty()
         self.link_clock = SharedClock()
         self.guesses_confirmed = 0
+        self.held_pressed = None                # the held trick confirm was last pressed for
         self.evidence = Evidence(boots=[self.emu.boot_id])
         self._log_sizes: tuple = ()
         self._log_facts = self._read_log([])
@@ -252,7 +253,7 @@ class SoakTable:
 
     # ------------------------------------------------------------------ facts
 
-    def _log(self) -> tuple[tuple[int, dict[str, str | None]], tuple[int, bool]]:
+    def _log(self) -> tuple[tuple[int, dict[str, str | None]], tuple[int, bool, tuple | None]]:
         """:meth:`logged` and :meth:`guesses`, read again only when a log file has grown
         (the harness looks every millisecond)."""
         paths = sorted(self.logs.glob("*/events.jsonl"))
@@ -263,10 +264,13 @@ class SoakTable:
         return self._log_facts
 
     @staticmethod
-    def _read_log(paths) -> tuple[tuple[int, dict[str, str | None]], tuple[int, bool]]:
+    def _read_log(paths) -> tuple[tuple[int, dict[str, str | None]], tuple[int, bool, tuple | None]]:
         plays = 0
         picture: dict[str, str | None] = dict.fromkeys(ZONES)
         count, waiting = 0, False
+        # the trick in hand: its deal, the tricks the deal has counted, the plays since, and
+        # whether a guessed order was shown since the last trick was counted
+        deal, tricks, since, guessed = None, 0, 0, False
         for path in paths:
             for line in path.read_text(errors="replace").splitlines():
                 try:
@@ -275,32 +279,46 @@ class SoakTable:
                     continue
                 if obj.get("kind") == "play":
                     plays += 1
+                    if obj.get("deal") != deal:
+                        deal, tricks, since, guessed = obj.get("deal"), 0, 0, False
+                    since += 1
+                elif obj.get("kind") == "trick":
+                    tricks, since, guessed = tricks + 1, 0, False
                 elif "kind" not in obj and obj.get("event") in (PLACED, REMOVED):
                     if obj["event"] == PLACED:
                         picture[obj["zone"]] = obj.get("uid")
                     elif picture[obj["zone"]] == obj.get("uid"):
                         picture[obj["zone"]] = None
                 if obj.get("kind") == "mistake" and "order_guessed" in (obj.get("type"), obj.get("mistake")):
-                    count, waiting = count + 1, True
+                    count, waiting, guessed = count + 1, True, True
                 elif obj.get("event") == "button" and obj.get("button") == "confirm":
                     waiting = False
-        return (plays, picture), (count, waiting)
+        # a whole trick played, not counted, after a guessed order: the table holds it for confirm
+        held = (deal, tricks, since) if guessed and since >= len(ZONES) - 1 else None
+        return (plays, picture), (count, waiting, held)
 
     def logged(self) -> tuple[int, dict[str, str | None]]:
         """From the game log: the plays so far, and each zone's tag as its last event left it."""
         return self._log()[0]
 
-    def guesses(self) -> tuple[int, bool]:
-        """From the game log: the ``order_guessed`` mistakes so far, and whether the last of
+    def guesses(self) -> tuple[int, bool, tuple | None]:
+        """From the game log: the ``order_guessed`` mistakes so far, whether the last of
         them still waits for a confirm (PROTOCOL.md: the table "waits for confirm before it
-        counts the trick")."""
+        counts the trick"), and the held trick (deal, tricks counted, plays since) when a
+        whole trick after a guess is not counted."""
         return self._log()[1]
 
     def confirm_if_asked(self) -> None:
-        """A player looks at the trick and presses confirm, once for each guess shown."""
-        count, waiting = self.guesses()
+        """A player looks at the trick and presses confirm, once for each guess shown, and
+        again at a whole trick the table still holds: a confirm pressed as the guess was shown,
+        before its trick was whole, counted nothing (the table holds only a whole trick)."""
+        count, waiting, held = self.guesses()
         if waiting and count > self.guesses_confirmed:
             self.guesses_confirmed = count
+            self.evidence.confirms += 1
+            os.write(self.keys, b"\n")
+        elif held is not None and held != self.held_pressed:
+            self.held_pressed = held
             self.evidence.confirms += 1
             os.write(self.keys, b"\n")
 

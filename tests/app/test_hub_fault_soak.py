@@ -53,3 +53,26 @@ def test_a_session_through_every_fault_replays_to_the_clean_summary(table):
     assert NO_DEVICE in err                                 # the host saw the unplug
     if "silence" in table.evidence.faults:
         assert "no HB for" in err                           # and timed the silence out
+
+
+def test_a_whole_trick_held_after_an_early_confirm_is_confirmed_again(tmp_path):
+    """The harness's player: a confirm pressed as the guessed order was shown, before its
+    trick was whole, counts nothing; once the trick is whole and still not counted, the log
+    says it is held, and the player presses confirm again (the table waited for ever before)."""
+    import json
+
+    lines = [{"kind": "play", "deal": 1, "zone": "seat1", "card": "7s"},
+             {"kind": "mistake", "type": "order_guessed", "zone": "seat1", "card": "7\u2660"},
+             {"t": 1.0, "event": "button", "button": "confirm"},            # early: nothing held yet
+             {"kind": "play", "deal": 1, "zone": "seat2", "card": "8s"}]
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert SoakTable._read_log([log])[1] == (1, False, None)              # half a trick: not held
+    with log.open("a") as more:
+        more.write(json.dumps({"kind": "play", "deal": 1, "zone": "seat3", "card": "9s"}) + "\n")
+    count, waiting, held = SoakTable._read_log([log])[1]
+    assert (count, waiting) == (1, False) and held == (1, 0, 3)           # whole, not counted: held
+    with log.open("a") as more:
+        more.write(json.dumps({"t": 2.0, "event": "button", "button": "confirm"}) + "\n")
+        more.write(json.dumps({"kind": "trick", "deal": 1, "number": 1}) + "\n")
+    assert SoakTable._read_log([log])[1] == (1, False, None)              # counted on the confirm
