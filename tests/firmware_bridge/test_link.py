@@ -475,7 +475,8 @@ def test_loop_url_opens_and_own_frames_echoed_are_dropped():
 # --------------------------------------------------------------------------- commands
 
 def test_commands_ack_nak_and_state_recorded():
-    with rig() as (emu, link, events, statuses):
+    # the link's reply timeouts on a clock that stands still: a slow ACK is never resent
+    with rig(link_kwargs=dict(FAST_LINK, monotonic=VirtualClock())) as (emu, link, events, statuses):
         cmds = [link.set_led(2, "#ff8000"), link.text(0, "Anna  7\u2660 Q\u2665  $*"), link.beep(120),
                 link.configure("absent_ms", 40), link.set_led(99, "000000"), link.configure("colour", 3)]
         assert all(c.wait(2) for c in cmds)
@@ -499,11 +500,20 @@ def test_text_keeps_spaces_and_blank_rows():
         assert emu.text_rows == {1: "  two  spaces ", 2: ""}
 
 
+def sent(emu, verb: str, n: int) -> None:
+    """Wait until the hub has received ``n`` ``verb`` commands."""
+    assert wait_for(lambda: len([f for f in emu.received if f.verb == verb]) >= n), (verb, n, emu.received)
+
+
 def test_command_resent_with_new_seq_then_acked():
-    with rig() as (emu, link, events, statuses):
+    clock = VirtualClock()          # the reply timeout passes when the test says, not by load
+    with rig(link_kwargs=dict(FAST_LINK, monotonic=clock)) as (emu, link, events, statuses):
         emu.ignore_commands(2)
         cmd = link.beep(50)
-        assert cmd.wait(2)
+        for tries in (1, 2):
+            sent(emu, "BEEP", tries)
+            clock.advance(FAST_LINK["reply_timeout"] * 2)   # no ACK: the link tries again
+        assert cmd.wait(5)
         assert cmd.state == "acked" and cmd.attempts == 3
         assert len(set(cmd.seqs)) == 3
         beeps = [f for f in emu.received if f.verb == "BEEP"]
@@ -511,10 +521,14 @@ def test_command_resent_with_new_seq_then_acked():
 
 
 def test_command_reported_after_three_resends():
-    with rig() as (emu, link, events, statuses):
+    clock = VirtualClock()
+    with rig(link_kwargs=dict(FAST_LINK, monotonic=clock)) as (emu, link, events, statuses):
         emu.ignore_commands(10)
         cmd = link.set_led(1, "0000FF")
-        assert cmd.wait(2)
+        for tries in (1, 2, 3, 4):
+            sent(emu, "LED", tries)
+            clock.advance(FAST_LINK["reply_timeout"] * 2)
+        assert cmd.wait(5)
         assert cmd.state == "failed" and cmd.attempts == 4
         assert len([f for f in emu.received if f.verb == "LED"]) == 4
         assert any("did not answer LED 1 0000FF" in s for s in statuses)
@@ -979,7 +993,7 @@ def test_a_cfg_acked_is_already_in_the_emulators_cfg():
     end: a host holding the ACK must find the key in ``emu.cfg`` however the threads run.
     The step is held after its ACK (as a busy machine may hold that thread) while the test
     reads."""
-    with rig() as (emu, link, events, statuses):
+    with rig(link_kwargs=dict(FAST_LINK, monotonic=VirtualClock())) as (emu, link, events, statuses):
         hub, held = emu._hub, threading.Event()
         step = hub.step
 
