@@ -19,11 +19,11 @@ install: $(BIN)/preftable
 demo: install
 	$(BIN)/preftable demo
 
-# four workers (pytest-xdist): the suite's tests share nothing, and many of them wait on
-# processes, ptys, a broker and a browser rather than compute, so four workers keep two
-# cores busy (on two cores: 119 s with two workers, 102 s with four)
+# two workers (pytest-xdist), one a core: the suite's tests share nothing (on two idle
+# cores 119 s, against 216 s serial).  Four workers were faster still (102 s), but with two
+# busy processes beside them the fault soak's real-time service fell behind its players
 test: install
-	$(BIN)/python -m pytest -q -n 4
+	$(BIN)/python -m pytest -q -n 2
 
 bench: install
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done

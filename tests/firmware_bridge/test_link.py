@@ -502,7 +502,7 @@ def test_text_keeps_spaces_and_blank_rows():
 
 def sent(emu, verb: str, n: int) -> None:
     """Wait until the hub has received ``n`` ``verb`` commands."""
-    assert wait_for(lambda: len([f for f in emu.received if f.verb == verb]) >= n), (verb, n, emu.received)
+    assert wait_for(lambda: len([f for f in emu.received if f.verb == verb]) >= n, 30), (verb, n, emu.received)
 
 
 def test_command_resent_with_new_seq_then_acked():
@@ -521,14 +521,12 @@ def test_command_resent_with_new_seq_then_acked():
 
 
 def test_command_reported_after_three_resends():
-    clock = VirtualClock()
-    with rig(link_kwargs=dict(FAST_LINK, monotonic=clock)) as (emu, link, events, statuses):
+    # on real time: the hub answers none of the tries, so a loaded machine only makes the
+    # reply timeouts pass sooner
+    with rig() as (emu, link, events, statuses):
         emu.ignore_commands(10)
         cmd = link.set_led(1, "0000FF")
-        for tries in (1, 2, 3, 4):
-            sent(emu, "LED", tries)
-            clock.advance(FAST_LINK["reply_timeout"] * 2)
-        assert cmd.wait(5)
+        assert cmd.wait(10)
         assert cmd.state == "failed" and cmd.attempts == 4
         assert len([f for f in emu.received if f.verb == "LED"]) == 4
         assert any("did not answer LED 1 0000FF" in s for s in statuses)
