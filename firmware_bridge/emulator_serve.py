@@ -6,10 +6,11 @@ the options are parsed by :mod:`controller.app.hub_emulator_cli`).
 
 from __future__ import annotations
 
+import os
+import select
 import signal
 import sys
 import threading
-import time
 from typing import Sequence
 
 from controller.core.deck import load_deck
@@ -25,8 +26,69 @@ def load_deck_cards(path: str) -> dict[str, str]:
     return {str(card): uid.upper() for uid, card in deck.cards.items()}
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+#: the signals that stop the server: ``kill``/systemd's stop, and Ctrl-C
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class StopSignals:
+    """SIGTERM and Ctrl-C as bytes on a pipe (:func:`signal.set_wakeup_fd`) that the main
+    thread waits on beside stdin.
+
+    A Python-level handler runs only when the main thread next executes bytecode, and the
+    kernel may hand the signal to one of the emulator's threads: a handler raising
+    KeyboardInterrupt was lost when the signal came as the main thread left a read of stdin's
+    end for its long sleep (it slept on).  The C handler writes the byte at once, in whichever
+    thread takes the signal, so a wait that includes the pipe cannot miss it.  Outside the main
+    thread (where handlers cannot be set) the pipe only ever holds what :meth:`stop` writes.
+    """
+
+    def __init__(self) -> None:
+        self.fd, self._w = os.pipe()
+        for fd in (self.fd, self._w):
+            os.set_blocking(fd, False)
+        self._old: dict[int, object] = {}
+        self._old_fd: int | None = None
+
+    def __enter__(self) -> "StopSignals":
+        if threading.current_thread() is threading.main_thread():
+            self._old_fd = signal.set_wakeup_fd(self._w, warn_on_full_buffer=False)
+            for sig in STOP_SIGNALS:     # a handler of our own: the byte, not a KeyboardInterrupt, stops us
+                self._old[sig] = signal.signal(sig, _noted)
+        return self
+
+    def stop(self) -> None:
+        """Stop the wait as a signal would (for a caller that is not the main thread)."""
+        try:
+            os.write(self._w, bytes([signal.SIGTERM]))
+        except BlockingIOError:
+            pass                                    # a full pipe is already a stop
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        if self._old_fd is not None:
+            signal.set_wakeup_fd(self._old_fd)
+        os.close(self.fd)
+        os.close(self._w)
+
+    def which(self) -> int | None:
+        """The first stop signal on the pipe, if any (the pipe is drained)."""
+        try:
+            data = os.read(self.fd, 64)
+        except BlockingIOError:
+            return None
+        return data[0] if data else None
+
+
+def _noted(signum: int, frame: object) -> None:
+    """The Python-level half of a stop signal: nothing (its byte on the wakeup pipe is the stop)."""
+
+
+def _stdin_fd(stdin) -> int | None:
+    try:
+        return stdin.fileno()
+    except (AttributeError, OSError, ValueError):      # no stdin (started with it closed), or not a file
+        return None
 
 
 def serve(events: Sequence[TableEvent] = (), zones: Sequence[str] = (), deck: dict[str, str] | None = None, *,
@@ -43,7 +105,19 @@ def serve(events: Sequence[TableEvent] = (), zones: Sequence[str] = (), deck: di
     stdin = sys.stdin if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
     stderr = sys.stderr if stderr is None else stderr
-    emulator = HubEmulator(readers=readers, edge_ms=edge_ms)
+    # the stop signals are ours before the pty exists: a SIGTERM right after the first line
+    # still closes the emulator (its pty folder removed) and exits 0
+    with StopSignals() as stops:
+        emulator = HubEmulator(readers=readers, edge_ms=edge_ms)
+        try:
+            return _serve(emulator, stops, events, zones, deck, speed=speed, tcp=tcp, host=host,
+                          what=what, stdin=stdin, stdout=stdout, stderr=stderr)
+        finally:
+            emulator.close()
+
+
+def _serve(emulator: HubEmulator, stops: StopSignals, events, zones, deck, *, speed: float, tcp: int | None,
+           host: str, what: str, stdin, stdout, stderr) -> int:
     try:
         if tcp is not None:
             host, port = emulator.serve_tcp(host, tcp)
@@ -52,7 +126,6 @@ def serve(events: Sequence[TableEvent] = (), zones: Sequence[str] = (), deck: di
             print(emulator.open_pty(), file=stdout, flush=True)
             print(f"# stable path, follows unplug/replug: {emulator.link_path}", file=stderr, flush=True)
     except OSError as exc:
-        emulator.close()                        # no pty folder left behind
         # one line in the CLI's own format (cli.main reports a PreftableError, exit 2)
         where = f"TCP port {tcp}" if tcp is not None else "a pty"
         raise LinkError(f"hub-emulator cannot serve on {where}: {exc.strerror or exc}") from None
@@ -62,31 +135,51 @@ def serve(events: Sequence[TableEvent] = (), zones: Sequence[str] = (), deck: di
             emulator.play(events, zones, deck, speed=speed, after=emulator.host_hello)
         except ValueError as exc:                 # a uid no tag can have
             print(f"hub-emulator: cannot play {what}: {exc}", file=stderr)
-            emulator.close()
             return 2
         print(f"# {len(events)} table events for readers {', '.join(zones)}: playing once the host "
               "says HELLO", file=stderr, flush=True)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _interrupt)     # `kill`, systemd: clean up like Ctrl-C
     print(f"# {COMMANDS_HELP}", file=stderr, flush=True)
-    try:
-        for line in stdin:                              # faults on demand, one per line
-            if line.strip() in ("quit", "exit"):
-                break
-            try:
-                reply = run_command(emulator, line)
-            except (ValueError, IndexError) as exc:
-                reply = f"? {exc} -- {COMMANDS_HELP}"
-            if reply:
-                print(reply, file=stdout, flush=True)
-        else:
-            while True:                                 # stdin closed: serve until Ctrl-C
-                time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        emulator.close()
+    serve_commands(emulator, stops, stdin, stdout)
     return 0
+
+
+def serve_commands(emulator: HubEmulator, stops: StopSignals, stdin, stdout) -> int | None:
+    """Run the fault commands of stdin, a line each, until ``quit`` or a stop signal; once
+    stdin ends, wait for the signal alone.  Returns the signal that stopped it (None: ``quit``).
+    A stdin with no file behind it (a test's ``StringIO``) is read to its end first."""
+    fd = _stdin_fd(stdin)
+    if fd is None and stdin is not None:
+        if any(_command(emulator, line, stdout) for line in stdin):
+            return None
+    partial = b""
+    while True:
+        ready = select.select([stops.fd] + ([fd] if fd is not None else []), [], [])[0]
+        if stops.fd in ready:
+            which = stops.which()
+            if which is not None:
+                return which
+            continue
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            fd = None                               # stdin closed: serve until a signal
+            chunk = b"\n"                           # and its last line, if it had no newline
+        lines = (partial + chunk).split(b"\n")
+        partial = lines.pop()
+        if any(_command(emulator, raw.decode("utf-8", "replace"), stdout) for raw in lines):
+            return None
+
+
+def _command(emulator: HubEmulator, line: str, stdout) -> bool:
+    """One line of stdin run and answered; True if it was ``quit``."""
+    if line.strip() in ("quit", "exit"):
+        return True
+    try:
+        reply = run_command(emulator, line)
+    except (ValueError, IndexError) as exc:
+        reply = f"? {exc} -- {COMMANDS_HELP}"
+    if reply:
+        print(reply, file=stdout, flush=True)
+    return False
 
 
 COMMANDS_HELP = ("commands: place R UID | remove R | drop [N] | corrupt [N] | garbage [TEXT] | "

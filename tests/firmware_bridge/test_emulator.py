@@ -26,7 +26,7 @@ from firmware_bridge.codec import Frame, FrameParser, crc16, encode
 from firmware_bridge.emulator import HubEmulator
 from firmware_bridge.link import HubLink
 
-from conftest import PREFTABLE, end, spawn, wait_until
+from conftest import PREFTABLE, end, run as run_child, spawn, wait_until
 
 UID = "04A2B11C6F5E80"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -411,6 +411,65 @@ def test_cli_pty_prints_the_path_and_takes_fault_commands():
         finally:
             end(proc)
     assert proc.returncode == 0
+
+
+#: a child serving on a pty whose own thread takes a SIGTERM once its main thread blocks in a
+#: system call other than a futex (the GIL): where the kernel hands a process's signal to
+#: another thread, only a wait that wakes on the signal itself can see it
+SIGNAL_IN_ANOTHER_THREAD = r"""
+import io, os, platform, signal, sys, threading, time
+from firmware_bridge.emulator_serve import serve
+FUTEX = {"x86_64": "202", "aarch64": "98"}.get(platform.machine(), "202")
+main = threading.get_native_id()
+said = threading.Event()
+
+class Out(io.StringIO):
+    def write(self, text):
+        said.set()
+        return super().write(text)
+
+def blocked():
+    with open(f"/proc/self/task/{main}/syscall") as f:
+        call = f.read().split()[0]
+    return call not in ("running", FUTEX)
+
+def stopper():
+    said.wait()
+    while not blocked():
+        time.sleep(0.001)
+    signal.pthread_kill(threading.get_ident(), signal.SIGTERM)     # this thread, not the main one
+
+r, w = os.pipe()             # a stdin that stays open and silent, or one at its end
+stdin = os.fdopen(r) if sys.argv[1] == "open" else open(os.devnull)
+threading.Thread(target=stopper, daemon=True).start()
+sys.exit(serve(stdin=stdin, stdout=Out(), stderr=io.StringIO()))
+"""
+
+
+@pytest.mark.parametrize("stdin", ["open", "ended"])
+def test_a_stop_signal_another_thread_takes_still_stops_the_server(stdin):
+    """SIGTERM (or Ctrl-C) taken by one of the emulator's threads while the main thread waits on
+    stdin, or has seen its end, still stops ``hub-emulator`` with status 0 (the signal's
+    Python handler alone runs only when the main thread next runs: it slept on for an hour)."""
+    done = run_child([sys.executable, "-c", SIGNAL_IN_ANOTHER_THREAD, stdin], timeout=30,
+                     capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_sigterm_as_stdin_closes_stops_the_cli():
+    """The end of stdin and SIGTERM at once (a test ending its emulator): it exits, every time."""
+    procs = [spawn(PREFTABLE + ["hub-emulator", "--readers", "2"], stdin=subprocess.PIPE,
+                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) for _ in range(4)]
+    try:
+        for proc in procs:
+            assert proc.stdout.readline().startswith("/dev/pts/")
+        for proc in procs:
+            proc.stdin.close()
+            proc.terminate()
+        assert [proc.wait(30) for proc in procs] == [0, 0, 0, 0]
+    finally:
+        for proc in procs:
+            end(proc)
 
 
 def test_cli_refuses_a_bad_deck(tmp_path, capsys):
