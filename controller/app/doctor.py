@@ -502,7 +502,7 @@ def print_wiring(args: argparse.Namespace, out) -> int:
     from .settings import load_settings
 
     if args.config is None:
-        raise ConfigError("--wiring: give the table's config with --config (its [spi] readers and [gpio] pins)")
+        raise ConfigError("--wiring: give the table's config with --config (its readers and [gpio] pins)")
     settings = load_settings(args.config)
     if args.svg:
         try:
@@ -573,7 +573,7 @@ def add_doctor(sub) -> None:
     p.add_argument("--step-s", type=float, default=30.0, dest="step_s",
                    help="--live: seconds to wait for each thing asked (default 30)")
     p.add_argument("--wiring", action="store_true",
-                   help="print where every RC522 pin, LED, buzzer and button of the config goes on the Pi's "
+                   help="print where every reader pin, LED, buzzer and button of the config goes on the Pi's "
                         "40-pin header (Markdown tables), and check nothing")
     p.add_argument("--svg", metavar="FILE", help="draw that wiring on the header as an SVG file")
     p.set_defaults(func=cmd_doctor)

@@ -1,5 +1,6 @@
 """``preftable doctor --wiring``: where every wire of the config's table goes on the Pi's
-40-pin header -- each RC522 reader's eight pins, the seat LEDs, the buzzer and the buttons --
+40-pin header -- every pin of each reader (its backend's ``wires``: the ``spi`` backend's RC522
+boards), the seat LEDs, the buzzer and the buttons --
 as Markdown tables (docs/hardware-test.md carries them for the shipped 3- and 4-player maps)
 and, with ``--svg FILE``, as a drawing of the header with every pin labelled (drawsvg).
 
@@ -11,12 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hw.header import HEADER_PIN, POWER_PINS, SPI_BUS_PINS
-
-# The common blue RC522 module's header, left to right as printed on the board.
-RC522_PINS = ("SDA", "SCK", "MOSI", "MISO", "IRQ", "GND", "RST", "3.3V")
-_ROLE_OF = {"SCK": "SCLK", "MOSI": "MOSI", "MISO": "MISO"}
-
+from hw.header import HEADER_PIN, POWER_PINS
 
 @dataclass(frozen=True)
 class Wire:
@@ -29,33 +25,24 @@ class Wire:
     kind: str                   # spi0 | spi1 | reset | power | ground | led | buzzer | button | none
 
 
-def _bus_gpio(bus: int, role: str) -> int:
-    return next(pin for pin, r in SPI_BUS_PINS[bus].items() if r == role)
+def _reader_backend(settings):
+    from . import backends
+    return backends.reader(settings.backend)
+
+
+def reader_pins(settings) -> tuple[str, ...]:
+    """The pins of one reader board of the config's backend, as printed on it (its module's
+    ``WIRE_PINS``; none for a backend whose readers are not on the Pi's header)."""
+    return tuple(getattr(_reader_backend(settings), "WIRE_PINS", ()))
 
 
 def reader_wires(settings) -> list[Wire]:
-    """The eight pins of every reader of ``[spi]``; ground and 3.3 V spread over the header's pins."""
-    wires: list[Wire] = []
-    grounds, supplies = POWER_PINS["GND"], POWER_PINS["3V3"]
-    for i, r in enumerate(settings.section("spi").readers):
-        part = f"{r.zone} reader (spidev{r.bus}.{r.device})"
-        kind = f"spi{r.bus}"
-        for pin in RC522_PINS:
-            if pin == "SDA":                        # the chip select of its device
-                gpio = _bus_gpio(r.bus, f"CE{r.device}")
-                wires.append(Wire(part, pin, HEADER_PIN[gpio], f"GPIO{gpio} CE{r.device}", kind))
-            elif pin in _ROLE_OF:
-                gpio = _bus_gpio(r.bus, _ROLE_OF[pin])
-                wires.append(Wire(part, pin, HEADER_PIN[gpio], f"GPIO{gpio} {_ROLE_OF[pin]}", kind))
-            elif pin == "IRQ":                      # polled, never interrupt-driven
-                wires.append(Wire(part, pin, None, "not connected", "none"))
-            elif pin == "GND":
-                wires.append(Wire(part, pin, grounds[i % len(grounds)], "GND", "ground"))
-            elif pin == "RST":
-                wires.append(Wire(part, pin, HEADER_PIN[r.reset_pin], f"GPIO{r.reset_pin}", "reset"))
-            else:                                   # 3.3 V, never 5 V
-                wires.append(Wire(part, pin, supplies[i % len(supplies)], "3V3", "power"))
-    return wires
+    """Every pin of every reader of the config's backend to the header: its module's
+    ``wires(config)`` (the ``spi`` backend's RC522 readers); none for the hub, on USB, or
+    the simulation."""
+    module = _reader_backend(settings)
+    wires = getattr(module, "wires", None)
+    return list(wires(settings.section(module.SECTION))) if wires is not None else []
 
 
 def part_wires(settings) -> list[Wire]:
@@ -74,9 +61,9 @@ def part_wires(settings) -> list[Wire]:
 def markdown(settings) -> str:
     """The wiring as Markdown: a row per reader (its pins' header numbers), then the other parts."""
     lines = []
-    readers = reader_wires(settings)
+    readers, pins = reader_wires(settings), reader_pins(settings)
     if readers:
-        lines += ["| reader | " + " | ".join(RC522_PINS) + " |", "|---" * (len(RC522_PINS) + 1) + "|"]
+        lines += ["| reader | " + " | ".join(pins) + " |", "|---" * (len(pins) + 1) + "|"]
         by_part: dict[str, list[Wire]] = {}
         for w in readers:
             by_part.setdefault(w.part, []).append(w)
@@ -92,7 +79,7 @@ def markdown(settings) -> str:
             lines.append(f"| {part} | " + " | ".join(cells) + " |")
         lines.append("")
     else:
-        lines += [f"readers.backend = \"{settings.backend}\": no RC522 reader on the Pi's own SPI buses.", ""]
+        lines += [f"readers.backend = \"{settings.backend}\": no reader wired to the Pi's header.", ""]
     parts = part_wires(settings)
     if parts:
         lines += ["| part | its pin | header pin | GPIO |", "|---|---|---|---|"]
@@ -101,7 +88,9 @@ def markdown(settings) -> str:
     return "\n".join(lines)
 
 
-_COLOURS = {"spi0": "#1f5fbf", "spi1": "#1b8a3a", "reset": "#d9730d", "power": "#c0392b", "ground": "#222222",
+#: a wire's colour by its kind; a backend's own kind of bus ("i2c") is drawn in the bus colour
+BUS_COLOUR = "#1f5fbf"
+_COLOURS = {"spi0": BUS_COLOUR, "spi1": "#1b8a3a", "reset": "#d9730d", "power": "#c0392b", "ground": "#222222",
             "led": "#b8860b", "buzzer": "#8e44ad", "button": "#6c3483", "none": "#999999"}
 
 
@@ -143,15 +132,15 @@ def svg(settings, title: str = "") -> str:
         name = f"GPIO{gpio_of[pin]}" if pin in gpio_of else power_of.get(pin, "")
         text, kind = labels.get(pin, ("", "none"))
         used = pin in labels
-        d.append(draw.Circle(cx[column], y, 8, fill=_COLOURS[kind] if used else "#cccccc",
+        d.append(draw.Circle(cx[column], y, 8, fill=_COLOURS.get(kind, BUS_COLOUR) if used else "#cccccc",
                              stroke="#ffffff", stroke_width=1))
         d.append(draw.Text(str(pin), 8, cx[column], y + 3, text_anchor="middle",
                            fill="white" if used else "#444444", font_family="sans-serif"))
         anchor, x = ("end", cx[0] - 22) if column == 0 else ("start", cx[1] + 22)
         caption = f"{name}: {text}" if used else name
         d.append(draw.Text(caption, 11, x, y + 4, text_anchor=anchor, font_family="sans-serif",
-                           fill=_COLOURS[kind] if used else "#777777"))
+                           fill=_COLOURS.get(kind, BUS_COLOUR) if used else "#777777"))
     return d.as_svg()
 
 
-__all__ = ["RC522_PINS", "Wire", "reader_wires", "part_wires", "markdown", "header_labels", "svg"]
+__all__ = ["Wire", "reader_pins", "reader_wires", "part_wires", "markdown", "header_labels", "svg"]

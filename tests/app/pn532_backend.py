@@ -12,7 +12,8 @@ section (unknown keys fatal), claims its reset line (``pins``) and keeps the
 config's other GPIOs off the I2C bus's own pins (``check_claimed``), asks the
 run's pin factory for that line (``ctx.pins``), says what lies on its readers as
 it starts (``lying``), opens its readers for ``doctor --live``
-(``live_readers``) and checks its bus device in ``doctor``.  Registered by one
+(``live_readers``), says where its pins go for ``doctor --wiring`` (``wires``)
+and checks its bus device in ``doctor``.  Registered by one
 line: ``backends.READERS["pn532"] = "pn532_backend"``.
 
 The "bus" is a file the tests write (:func:`lay`, :func:`lift`), read once per
@@ -86,6 +87,26 @@ def check_claimed(owners: list[tuple[str, int]], config: Pn532Config) -> None:
 
 
 # --- the emulated bus -------------------------------------------------------------------
+
+#: a PN532 breakout's pins in I2C mode, as printed on it (``doctor --wiring``)
+WIRE_PINS = ("VCC", "GND", "SDA", "SCL", "RSTPDN")
+
+
+def wires(config: Pn532Config) -> list:
+    """Every reader's five pins to the Pi's header: the I2C bus shared, the reset line shared."""
+    from controller.app.wiring import Wire
+    from hw.header import HEADER_PIN, POWER_PINS
+
+    out = []
+    for i, zone in enumerate(config.zones or ("seat1", "seat2", "seat3", "prikup")):
+        part = f"{zone} reader (i2c, {config.bus})"
+        out += [Wire(part, "VCC", POWER_PINS["3V3"][i % len(POWER_PINS["3V3"])], "3V3", "power"),
+                Wire(part, "GND", POWER_PINS["GND"][i % len(POWER_PINS["GND"])], "GND", "ground"),
+                *(Wire(part, name.split()[1], HEADER_PIN[gpio], f"GPIO{gpio} {name}", "i2c")
+                  for gpio, name in I2C_PINS.items()),
+                Wire(part, "RSTPDN", HEADER_PIN[config.reset_pin], f"GPIO{config.reset_pin}", "reset")]
+    return out
+
 
 def field(bus: str | Path) -> dict[str, list[str]]:
     """zone -> the UIDs in that reader's field now."""

@@ -6,8 +6,8 @@ its outputs, and runs its own ``doctor`` checks.  The registry is the two
 tables below, module names only: nothing is imported until a config names
 it, so the base install runs anywhere.  Adding a PN532 reader, a web page or
 an MQTT publisher is one module plus one line here: ``run``, ``enroll``,
-``doctor`` and ``doctor --live`` ask the chosen module and never name a backend
-(``doctor --wiring`` draws the RC522 wiring of ``[spi]`` only).
+``doctor``, ``doctor --live`` and ``doctor --wiring`` ask the chosen module and never name
+a backend.
 
 gpiozero's pattern for the pins: every pin a section claims (``pins``) is handed
 out by one pin factory chosen at run time (``[gpio] factory``), made before any
@@ -28,8 +28,10 @@ A module provides:
   hold before ``run`` or ``enroll`` opens anything: the hub's port exists),
   ``live_readers(config, settings, pins, driver)`` (its readers opened for
   ``doctor --live`` on the pin factory ``pins``: a :class:`hw.check.LiveReaders`;
-  ``driver``: their hardware, the tests' emulation) and ``SIMULATED = True`` (no real
-  tags: no deck needed, no service in the way);
+  ``driver``: their hardware, the tests' emulation), ``WIRE_PINS`` and ``wires(config)``
+  (its reader boards' pins, and a :class:`~controller.app.wiring.Wire` from each pin of each
+  reader to the Pi's header, for ``doctor --wiring``: none for readers not on the header) and
+  ``SIMULATED = True`` (no real tags: no deck needed, no service in the way);
 - an output: ``outputs(config, ctx) -> [subscriber]`` (an empty list when the
   config does not ask for it); the reader backend's own module may have one too
   (the hub's LEDs), built on its source (``ctx.source``);

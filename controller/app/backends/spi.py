@@ -194,6 +194,45 @@ class SpiSource(ReaderSource):
         return None
 
 
+#: the common blue RC522 board's pins, left to right as printed on it (``doctor --wiring``)
+WIRE_PINS = ("SDA", "SCK", "MOSI", "MISO", "IRQ", "GND", "RST", "3.3V")
+_BUS_ROLE = {"SCK": "SCLK", "MOSI": "MOSI", "MISO": "MISO"}
+
+
+def wires(config: SpiConfig) -> list:
+    """The eight pins of every reader to the Pi's header (``doctor --wiring``): SDA to its
+    device's chip select, the bus's clock and data lines, RST to its reset line, IRQ left
+    unconnected (the readers are polled), ground and 3.3 V (never 5 V) spread over the
+    header's pins of each."""
+    from hw.header import HEADER_PIN, POWER_PINS, SPI_BUS_PINS
+
+    from ..wiring import Wire
+
+    def bus_gpio(bus: int, role: str) -> int:
+        return next(pin for pin, r in SPI_BUS_PINS[bus].items() if r == role)
+
+    out = []
+    grounds, supplies = POWER_PINS["GND"], POWER_PINS["3V3"]
+    for i, r in enumerate(config.readers):
+        part, kind = f"{r.zone} reader (spidev{r.bus}.{r.device})", f"spi{r.bus}"
+        for pin in WIRE_PINS:
+            if pin == "SDA":                        # the chip select of its device
+                gpio = bus_gpio(r.bus, f"CE{r.device}")
+                out.append(Wire(part, pin, HEADER_PIN[gpio], f"GPIO{gpio} CE{r.device}", kind))
+            elif pin in _BUS_ROLE:
+                gpio = bus_gpio(r.bus, _BUS_ROLE[pin])
+                out.append(Wire(part, pin, HEADER_PIN[gpio], f"GPIO{gpio} {_BUS_ROLE[pin]}", kind))
+            elif pin == "IRQ":
+                out.append(Wire(part, pin, None, "not connected", "none"))
+            elif pin == "GND":
+                out.append(Wire(part, pin, grounds[i % len(grounds)], "GND", "ground"))
+            elif pin == "RST":
+                out.append(Wire(part, pin, HEADER_PIN[r.reset_pin], f"GPIO{r.reset_pin}", "reset"))
+            else:
+                out.append(Wire(part, pin, supplies[i % len(supplies)], "3V3", "power"))
+    return out
+
+
 def source(config: SpiConfig, ctx) -> SpiSource:
     return SpiSource(config, ctx.clock, factory=ctx.pins)
 
