@@ -276,12 +276,21 @@ def play_in_order(emulator, events, zones, speed: float, stop: threading.Event,
             follower.wait_handled(zone, uid, before)
         return True
 
+    def lift(reader: int, uid: str) -> bool:
+        """Take a card away for as long as the hub needs to report it gone (a card lifted to be
+        laid again: the table must see it go, or it stays the card it ignores).  Laid back at
+        once it would be a flicker the hub hides (``absent_ms``), as a probe's card is."""
+        if not move(REMOVED, reader, uid):
+            return False
+        pace.wait(lambda: stop.is_set() or emulator.reported()[reader] != uid)
+        return not stop.is_set()
+
     def follow() -> bool:
         """Lay again what the table took back (lift it, lay it: the hub must see it go)."""
         for zone, uid in follower.undone():
             reader = by_zone[zone]
             lying = laid.get(reader) == uid
-            if lying and not move(REMOVED, reader, uid):
+            if lying and not lift(reader, uid):
                 return False
             if not lay(zone, uid):
                 return False
@@ -313,7 +322,7 @@ def play_in_order(emulator, events, zones, speed: float, stop: threading.Event,
         if not probe and follower.refused(event.zone, uid):
             # a play laid just after an undo from elsewhere: lift it, lay the card taken back,
             # then this one again (the table ignores a refused card until it is taken back)
-            if not (move(REMOVED, reader, uid) and follow() and lay(event.zone, uid)):
+            if not (lift(reader, uid) and follow() and lay(event.zone, uid)):
                 return
     if follower is not None:
         follow()
