@@ -151,6 +151,21 @@ def test_a_guessed_card_taken_back_after_an_early_confirm_is_laid_again_as_any_c
     assert [s.kind for s in whole] == ["play", "trick"] and table.tracker.state == "play"
 
 
+def test_undo_after_a_held_trick_was_confirmed_reopens_it_and_it_counts_when_whole_again():
+    """The confirm accepted the trick's order; `undo` takes its last card back as ever, and
+    the card laid again closes the trick, counted (the table held it again before, unasked)."""
+    table = Table()
+    first = DEAL_A[0]
+    for play in first:
+        table.lay(play, guessed=True)
+    assert [s.kind for s in table.press()] == ["confirm", "trick"]
+    assert [s.kind for s in table.press("undo")] == ["undo"]
+    assert table.tracker.state == "play" and len(table.tracker.deal.current) == 3
+    table.lift(first[-1])
+    again = table.lay(first[-1])
+    assert [s.kind for s in again] == ["play", "trick"] and table.tracker.state == "play"
+
+
 def test_a_held_trick_keeps_its_prompt_among_more_mistakes_than_the_table_shows():
     """The alerts keep only the latest few; while a trick waits for `confirm`, the prompt of
     its guessed order is never the one dropped."""
@@ -225,3 +240,32 @@ def test_the_prompt_is_shown_whole_the_zone_name_shortened_to_make_room(names, r
     assert indications(tracker, names).lines[-1] == row
     tracker.alerts[-1] = {"type": "out_of_turn", "zone": "seat3", "card": "7♠"}
     assert indications(tracker).lines[-1] == "!P3 not your turn"          # a row that fits: as it was
+
+
+def test_a_table_event_file_with_an_early_confirm_replays_to_what_the_table_said(tmp_path):
+    """The game is its table events: replayed from the file, the same signals and summary."""
+    import json
+
+    from controller.store.replay import replay_file
+
+    table = Table()
+    events = []
+    original_feed = table.tracker.feed
+
+    def feed(event):
+        events.append(event)
+        return original_feed(event)
+
+    table.tracker.feed = feed
+    for number, trick in enumerate(DEAL_A):
+        for i, play in enumerate(trick):
+            table.lay(play, guessed=i == number % len(trick))
+            if table.asks():
+                table.press()
+        for play in trick:
+            table.lift(play)
+    path = tmp_path / "table.jsonl"
+    path.write_text("".join(json.dumps(e.to_dict()) + "\n" for e in events))
+    said = []
+    replayed = replay_file(path, config(), on_signals=lambda n, signals: said.extend(signals))
+    assert said == table.signals and replayed.summary() == table.tracker.summary() == _clean_summary()
