@@ -77,7 +77,8 @@ class DealTracker(PhaseModel):
         self.alerts: list[dict] = []                    # mistakes awaiting `confirm`
         self.last_trick: Trick | None = None
         self.unknown_present: set[tuple[str, str]] = set()
-        # the hub link's guessed order (PROTOCOL.md): cards of this deal laid in a guessed order;
+        # the hub link's guessed order (PROTOCOL.md): cards of this deal laid in a guessed order
+        # that no `confirm` has accepted yet;
         # and cards that wait, in laying order (True: a guessed card before its seat's turn;
         # False: a card laid while a trick waited for `confirm`)
         self.guessed: set[tuple[str, Card]] = set()
@@ -154,9 +155,14 @@ class DealTracker(PhaseModel):
         (the same card relaid eight times is one thing to fix, shown once, newest last), and
         only the latest few (what LEDs and display can show)."""
         key = alert_key(alert)
-        self.alerts[:] = [a for a in self.alerts if alert_key(a) != key]
-        self.alerts.append(alert)
-        del self.alerts[:-MAX_ALERTS]
+        alerts = self.alerts
+        alerts[:] = [a for a in alerts if alert_key(a) != key]
+        alerts.append(alert)
+        while len(alerts) > MAX_ALERTS:
+            # the oldest goes, but not the last prompt of a guessed order while cards are guessed:
+            # their trick is counted only on `confirm`, and never waits for it unasked
+            prompts = [i for i, a in enumerate(alerts) if a["type"] == ORDER_GUESSED]
+            del alerts[1 if self.guessed and prompts == [0] else 0]
 
     def _signal_mistake(self, t: float, alert: dict, message: str | None = None) -> list[Signal]:
         """A mistake line.  With ``bidding = true``, in a deal with an auction, for a control
@@ -218,7 +224,8 @@ class DealTracker(PhaseModel):
         it found (PROTOCOL.md): the table shows it (``order_guessed``, kept until `confirm`)
         and never guesses silently.  In play, such a card before its turn is not a card out of
         turn: it waits, and is taken when its seat's turn comes; the trick it is in is counted
-        only on `confirm` (`undo` takes it back instead)."""
+        only on `confirm` (`undo` takes it back instead).  A `confirm` pressed before that
+        trick is whole accepts the order shown so far: the trick then counts when whole."""
         key = (zone, card)
         if key in self.present:
             return []
@@ -365,7 +372,11 @@ class DealTracker(PhaseModel):
     def _button(self, event: TableEvent) -> list[Signal]:
         t = event.t
         if event.button == "confirm":
+            # the mistakes shown are acknowledged, and the order of the cards shown guessed is
+            # accepted: a trick held for them counts now, an open one when it is whole (a card
+            # found guessed after this asks again)
             self.alerts.clear()
+            self.guessed.clear()
             signals = [Signal("confirm", t)]
             state = self.state
             if state == HELD:

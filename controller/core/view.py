@@ -203,8 +203,15 @@ def indications(tracker, names: Mapping[str, str] | None = None, beep_ms: int = 
             lines[:-1] + [notice]
     if tracker.alerts:
         alert = tracker.alerts[-1]
+        text = _MISTAKE_TEXT.get(alert["type"], alert["type"])
         who = label.get(alert.get("zone"), alert.get("zone") or "")
-        lines[-1] = f"!{who} {_MISTAKE_TEXT.get(alert['type'], alert['type'])}"
+        row = f"!{who} {text}"
+        if len(row) > DISPLAY_COLS:
+            # the text says what to do ("order? confirm"): shown whole, the zone's name shortened
+            # to make room ("!prik order? confirm"; a seat's LED shows the seat too)
+            room = DISPLAY_COLS - 2 - len(text)
+            row = f"!{who[:room]} {text}" if room > 0 else f"!{text}"
+        lines[-1] = row
     if alarm:
         lines[-1] = alarm                 # the game log is not being written: said above all
     lines = [line[:DISPLAY_COLS] for line in lines]
