@@ -19,6 +19,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from ...core.clock import Clock, VirtualClock
 from ...core.config import check_bool, check_int, check_known_keys
 from ...core.errors import ConfigError
 from ..sources import Sink
@@ -55,14 +56,17 @@ def parse(raw: Mapping, game) -> SimConfig:
 
 
 class SimSource(ReaderSource):
-    """Simulated players at a real-time pace; deterministic for a seed.
+    """Simulated players at the pace of ``clock`` (the run's: real time, or a
+    :class:`~controller.core.clock.VirtualClock` that the players then move themselves, each
+    wait passing at once); deterministic for a seed.
 
     ``skip`` events are left out at the start: on resume, those already in the
     log.  ``deals`` limits the game (None: play on until stopped).
     """
 
     def __init__(self, game, config: SimConfig, deck, *, skip: int = 0,
-                 deals: int | None = None, on_done: Callable[[], None] | None = None):
+                 deals: int | None = None, on_done: Callable[[], None] | None = None,
+                 clock: Clock = time.monotonic):
         from ..sim import Noise, TableSimulator
 
         self.sim = TableSimulator(game, seed=config.seed, deck=deck,
@@ -71,6 +75,7 @@ class SimSource(ReaderSource):
         self.skip = skip
         self.deals = deals
         self.on_done = on_done
+        self.clock = clock
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -82,8 +87,11 @@ class SimSource(ReaderSource):
             yield from self.sim.deals(self.deals)
 
     def start(self, sink: Sink) -> None:
+        clock = self.clock
+        virtual = isinstance(clock, VirtualClock)
+
         def run() -> None:
-            started = time.monotonic()
+            started = clock()
             first_t = None
             for index, event in enumerate(self.events()):
                 if self._stop.is_set():
@@ -92,9 +100,12 @@ class SimSource(ReaderSource):
                     continue
                 if first_t is None:
                     first_t = event.t
-                delay = started + (event.t - first_t) / self.speed - time.monotonic()
-                if delay > 0 and self._stop.wait(delay):
-                    return
+                delay = started + (event.t - first_t) / self.speed - clock()
+                if delay > 0:
+                    if virtual:
+                        clock.advance(delay)        # nobody else moves the players' time
+                    elif self._stop.wait(delay):
+                        return
                 sink(event)
             if self.on_done:
                 self.on_done()
@@ -112,7 +123,7 @@ def source(config: SimConfig, ctx) -> SimSource:
     # a simulated game must continue identically after a restart: seed it from the session
     if config.seed is None:
         config = SimConfig(seed=zlib.crc32(ctx.session.encode()), speed=config.speed, noise=config.noise)
-    return SimSource(ctx.settings.game, config, ctx.deck, skip=ctx.skip)
+    return SimSource(ctx.settings.game, config, ctx.deck, skip=ctx.skip, clock=ctx.clock)
 
 
 def enroll_source(config: SimConfig, ctx, zone: str | None, known):
