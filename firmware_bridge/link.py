@@ -80,6 +80,9 @@ def describe_open_error(url: str, exc: BaseException) -> str:
     if code in (errno.ENOENT, errno.ENODEV, errno.ENXIO) or "No such file" in text:
         return (f"cannot open the table hub port {url}: no such device -- check the hub's USB cable "
                 f"and the port name (ls /dev/serial/by-id/, udev rule)")
+    if code in (errno.EAGAIN, errno.EWOULDBLOCK) or "exclusively lock" in text:
+        return (f"cannot open the table hub port {url}: another host holds it -- is a second preftable "
+                f"running? (preftable doctor says who holds the table)")
     if code == errno.EBUSY or "busy" in text.lower():
         return f"cannot open the table hub port {url}: it is busy -- another program holds it (close it)"
     if url.startswith("socket://"):
@@ -88,9 +91,12 @@ def describe_open_error(url: str, exc: BaseException) -> str:
 
 
 def open_port(url: str, baudrate: int = BAUDRATE, timeout: float = READ_TIMEOUT) -> serial.SerialBase:
-    """Open ``url`` with :func:`serial.serial_for_url`; raise :class:`LinkError` with advice."""
+    """Open ``url`` with :func:`serial.serial_for_url`, for this host alone (pyserial's
+    ``exclusive``: a lock another host link cannot take while this one holds the port -- two
+    hosts on one line would each read half its frames); raise :class:`LinkError` with advice."""
     try:
-        return serial.serial_for_url(url, baudrate=baudrate, timeout=timeout, write_timeout=WRITE_TIMEOUT)
+        return serial.serial_for_url(url, baudrate=baudrate, timeout=timeout, write_timeout=WRITE_TIMEOUT,
+                                     exclusive=True)
     except (serial.SerialException, OSError, ValueError) as exc:
         raise LinkError(describe_open_error(url, exc)) from exc
 
