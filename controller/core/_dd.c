@@ -7,9 +7,11 @@
  * the same nodes and gives the same answers; double_dummy.py is the reference, this is
  * only its speed (about 50 times the pure Python one).
  *
- * The rules stay the deal's own: who takes a full trick, and the next trick's order of
- * play, are asked of the Python solver (``resolve(plan, laid)``) once for each distinct
- * trick and remembered here.  Pure computation: no I/O.
+ * The rules stay the deal's own: who takes a full trick is asked of the Python solver
+ * (``winner(plan, laid)``) once for each distinct trick -- the same cards laid by the same
+ * zones in the same order, whatever the trick's number -- and what follows a trick won by
+ * a seat (``follow(plan, winner)``: counted or not, the next trick's order of play) once
+ * for each trick number and winner; both are remembered here.  Pure computation: no I/O.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -19,6 +21,7 @@
 
 #define PRIKUP_ZONE 3
 #define MAX_PLANS 256
+#define MAX_WINNERS 8
 
 static uint8_t PEXT[65536];
 
@@ -27,6 +30,9 @@ typedef struct {
     int trick;
     int n;
     int order[4];
+    int zones;                  /* the order of play as one number, the trick's number left out */
+    int next[MAX_WINNERS];      /* the next trick's plan, by the winner's number (-1: not asked yet) */
+    int won[MAX_WINNERS];
 } Plan;
 
 /* open addressing, keys never 0 (stored +1) */
@@ -55,7 +61,7 @@ typedef struct {
     int prikup[12];
     int nprikup;
     int quick_side, duck_seat;
-    PyObject *resolve;
+    PyObject *winner, *follow;
     Plan plans[MAX_PLANS];
     TTEntry *tt; size_t tt_cap, tt_used;
     TrickEntry *tm; size_t tm_cap, tm_used;
@@ -168,34 +174,55 @@ static int set_plan(Search *s, int id, PyObject *trick, PyObject *order) {
     if (n > 4) { PyErr_SetString(PyExc_ValueError, "a trick of more than 4 cards"); return -1; }
     p->trick = (int)PyLong_AsLong(trick);
     p->n = (int)n;
-    for (Py_ssize_t i = 0; i < n; i++) p->order[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(order, i));
+    p->zones = (int)n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        p->order[i] = (int)PyLong_AsLong(PyTuple_GET_ITEM(order, i));
+        if (p->order[i] < 0 || p->order[i] > 3) { PyErr_SetString(PyExc_ValueError, "a zone"); return -1; }
+        p->zones = p->zones << 2 | p->order[i];
+    }
     if (PyErr_Occurred()) return -1;
+    for (int w = 0; w < MAX_WINNERS; w++) p->next[w] = -1;
     p->known = 1;
     return 0;
 }
 
 /* (1 if the counted side takes it, the next trick's plan) of a full trick; -1 on error */
 static int resolve(Search *s, int plan, const int *laid, int n, int *won) {
-    uint64_t key = (uint64_t)plan << 24 | laid_key(laid, n);
+    Plan *p = &s->plans[plan];
+    uint64_t key = (uint64_t)p->zones << 24 | laid_key(laid, n);
     TrickEntry *e = tm_find(s, key, 0);
-    if (e) { *won = e->won; return e->next; }
-    PyObject *cards = PyTuple_New(n);
-    if (!cards) { s->error = 1; return -1; }
-    for (int i = 0; i < n; i++) PyTuple_SET_ITEM(cards, i, PyLong_FromLong(laid[i]));
-    PyObject *r = PyObject_CallFunction(s->resolve, "iO", plan, cards);
-    Py_DECREF(cards);
-    if (!r) { s->error = 1; return -1; }
-    int w, next;
-    PyObject *trick, *order;
-    if (!PyArg_ParseTuple(r, "iiOO", &w, &next, &trick, &order) || set_plan(s, next, trick, order) < 0) {
-        Py_DECREF(r); s->error = 1; return -1;
+    int w;
+    if (e) {
+        w = e->won;
+    } else {
+        PyObject *cards = PyTuple_New(n);
+        if (!cards) { s->error = 1; return -1; }
+        for (int i = 0; i < n; i++) PyTuple_SET_ITEM(cards, i, PyLong_FromLong(laid[i]));
+        PyObject *r = PyObject_CallFunction(s->winner, "iO", plan, cards);
+        Py_DECREF(cards);
+        if (!r) { s->error = 1; return -1; }
+        w = (int)PyLong_AsLong(r);
+        Py_DECREF(r);
+        if (PyErr_Occurred()) { s->error = 1; return -1; }
+        if (w < 0 || w >= MAX_WINNERS) { PyErr_SetString(PyExc_ValueError, "too many winners"); s->error = 1; return -1; }
+        e = tm_find(s, key, 1);
+        if (!e) return -1;
+        e->won = w;
     }
-    Py_DECREF(r);
-    e = tm_find(s, key, 1);
-    if (!e) return -1;
-    e->won = w; e->next = next;
-    *won = w;
-    return next;
+    if (p->next[w] < 0) {
+        PyObject *r = PyObject_CallFunction(s->follow, "ii", plan, w);
+        if (!r) { s->error = 1; return -1; }
+        int taken, next;
+        PyObject *trick, *order;
+        if (!PyArg_ParseTuple(r, "iiOO", &taken, &next, &trick, &order) || set_plan(s, next, trick, order) < 0) {
+            Py_DECREF(r); s->error = 1; return -1;
+        }
+        Py_DECREF(r);
+        p->won[w] = taken;
+        p->next[w] = next;
+    }
+    *won = p->won[w];
+    return p->next[w];
 }
 
 /* --- the search ------------------------------------------------------------------- */
@@ -530,10 +557,10 @@ static int read_ints(PyObject *seq, uint32_t *out, int n) {
 }
 
 static int Search_init(Search *s, PyObject *args, PyObject *kw) {
-    PyObject *zone_max, *zone_counted, *wants, *allowed, *pending, *after, *prikup, *resolve_cb;
+    PyObject *zone_max, *zone_counted, *wants, *allowed, *pending, *after, *prikup, *winner_cb, *follow_cb;
     int trump, quick_side, duck_seat;
-    if (!PyArg_ParseTuple(args, "OOOiOOOOiiO", &zone_max, &zone_counted, &wants, &trump, &allowed, &pending, &after,
-                          &prikup, &quick_side, &duck_seat, &resolve_cb))
+    if (!PyArg_ParseTuple(args, "OOOiOOOOiiOO", &zone_max, &zone_counted, &wants, &trump, &allowed, &pending, &after,
+                          &prikup, &quick_side, &duck_seat, &winner_cb, &follow_cb))
         return -1;
     uint32_t v[16];
     if (read_ints(zone_max, v, 3) < 0) return -1;
@@ -561,26 +588,30 @@ static int Search_init(Search *s, PyObject *args, PyObject *kw) {
     if (PyErr_Occurred()) return -1;
     s->quick_side = quick_side;
     s->duck_seat = duck_seat;
-    Py_XINCREF(resolve_cb);
-    Py_XSETREF(s->resolve, resolve_cb);
+    Py_INCREF(winner_cb);
+    Py_XSETREF(s->winner, winner_cb);
+    Py_INCREF(follow_cb);
+    Py_XSETREF(s->follow, follow_cb);
     return 0;
 }
 
-/* the resolver is a method of the Python solver that holds this search: a cycle the
- * garbage collector must see */
+/* the rules' callbacks are methods of the Python solver that holds this search: a cycle
+ * the garbage collector must see */
 static int Search_traverse(Search *s, visitproc visit, void *arg) {
-    Py_VISIT(s->resolve);
+    Py_VISIT(s->winner);
+    Py_VISIT(s->follow);
     return 0;
 }
 
 static int Search_clear(Search *s) {
-    Py_CLEAR(s->resolve);
+    Py_CLEAR(s->winner);
+    Py_CLEAR(s->follow);
     return 0;
 }
 
 static void Search_dealloc(Search *s) {
     PyObject_GC_UnTrack(s);
-    Py_CLEAR(s->resolve);
+    Search_clear(s);
     free(s->tt); free(s->tm); free(s->km);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
@@ -590,7 +621,7 @@ static PyObject *Search_search(Search *s, PyObject *args) {
     PyObject *hands, *trick, *order, *laid_seq;
     int plan, k;
     if (!PyArg_ParseTuple(args, "OiOOOi", &hands, &plan, &trick, &order, &laid_seq, &k)) return NULL;
-    if (!s->resolve) { PyErr_SetString(PyExc_RuntimeError, "a search without its resolver"); return NULL; }
+    if (!s->winner || !s->follow) { PyErr_SetString(PyExc_RuntimeError, "a search without its rules"); return NULL; }
     if (read_ints(hands, s->hands, 3) < 0 || set_plan(s, plan, trick, order) < 0) return NULL;
     PyObject *fast = PySequence_Fast(laid_seq, "laid");
     if (!fast) return NULL;

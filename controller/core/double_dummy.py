@@ -161,6 +161,7 @@ class Solver:
         self._best: dict[int, int] = {}
         self._plans: dict[tuple[int, str | None], tuple] = {}
         self._plan_list: list[tuple] = []          # the plans by their number (the compiled search's name)
+        self._winners: list[str | None] = []       # the winners of tricks by their number (the same)
         self._compiled = None
         self._hands = [0, 0, 0]
         self._search = self._build()
@@ -178,11 +179,15 @@ class Solver:
             self._plan_list.append(plan)
         return plan
 
+    def _winner(self, order: tuple[int, ...], laid: tuple[int, ...]) -> str | None:
+        """Who takes a full trick, the kind says: its cards laid by the zones of ``order``."""
+        zones = [PRIKUP if z == PRIKUP_ZONE else self.active[z] for z in order]
+        return self.kind.winner([(zone, CARD_OF[c]) for zone, c in zip(zones, laid)])
+
     def _resolve(self, plan: tuple, laid: tuple[int, ...]) -> tuple[int, tuple]:
         """(1 if the counted side takes it, the next trick's plan) of a full trick."""
         trick, order, memo, _ = plan
-        zones = [PRIKUP if z == PRIKUP_ZONE else self.active[z] for z in order]
-        winner = self.kind.winner([(zone, CARD_OF[c]) for zone, c in zip(zones, laid)])
+        winner = self._winner(order, laid)
         result = (1 if winner in self.counted else 0, self.plan(trick + 1, winner))
         memo[laid] = result
         return result
@@ -477,15 +482,25 @@ class Solver:
         if self.engine == "c":
             masks = [[sum(1 << s for s in row[held]) for held in range(16)] for row in allowed]
             self._compiled = _dd.Search(zone_max, zone_counted, wants, -1 if trump is None else trump, masks,
-                                        pending, after, prikup, quick_side, duck_seat, self._resolve_number)
+                                        pending, after, prikup, quick_side, duck_seat, self._winner_number,
+                                        self._follow_number)
         return search
 
-    def _resolve_number(self, number: int, laid: tuple[int, ...]) -> tuple[int, int, int, tuple]:
-        """The compiled search's question of a full trick (plans by their number): (1 if
-        the counted side takes it, the next plan's number, its trick, its order of play)."""
-        plan = self._plan_list[number]
-        won, following = plan[2].get(laid) or self._resolve(plan, laid)
-        return won, following[3], following[0], following[1]
+    # the compiled search's two questions of the rules, plans and winners by their numbers
+
+    def _winner_number(self, number: int, laid: tuple[int, ...]) -> int:
+        """The number of the seat that takes a full trick of plan ``number``."""
+        winner = self._winner(self._plan_list[number][1], laid)
+        if winner not in self._winners:
+            self._winners.append(winner)
+        return self._winners.index(winner)
+
+    def _follow_number(self, number: int, winner: int) -> tuple[int, int, int, tuple]:
+        """After a trick of plan ``number`` taken by winner ``winner``: (1 if the counted
+        side took it, the next plan's number, its trick, its order of play)."""
+        seat = self._winners[winner]
+        following = self.plan(self._plan_list[number][0] + 1, seat)
+        return (1 if seat in self.counted else 0), following[3], following[0], following[1]
 
     # --- the public questions --------------------------------------------------------
 
