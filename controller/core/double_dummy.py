@@ -32,6 +32,14 @@ a Bridge Double Dummy Solver"):
 
 Cards are bit indices (suit index × 8 + rank), hands bit masks, in the order of the
 kind's active seats; the prikup, when it lays cards, is zone 3.
+
+The search is written twice: here in Python, the reference, and in C (``_dd.c``, built
+by the install when a compiler is at hand, optional), card for card the same search --
+the same table, bounds and move order, so the same nodes -- a whole analysis 11 to 27
+times faster.  A :class:`Solver` runs the compiled one when it was built (:data:`ENGINES`), and
+asks it to search; the C code asks back, through :meth:`Solver._winner_number` and
+:meth:`Solver._follow_number`, who takes each distinct trick and what follows it, so
+the rules stay the kind's even there.
 """
 
 from __future__ import annotations
