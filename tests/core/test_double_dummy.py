@@ -12,8 +12,10 @@ must search the same nodes.
 
 from __future__ import annotations
 
+import gc
 import os
 import random
+import weakref
 
 import pytest
 from contract_games import legal_cards
@@ -107,6 +109,41 @@ def test_the_compiled_search_is_the_pure_one(n, count, seed):
         pure, compiled = [], []
         assert solver_value(*position, "python", pure) == solver_value(*position, "c", compiled), position
         assert pure == compiled, position
+
+
+class _BrokenRules(ContractPlay):
+    """A kind whose winner fails at the 2nd trick it is asked about."""
+
+    asked = 0
+
+    def winner(self, cards):
+        self.asked += 1
+        if self.asked == 2:
+            raise LookupError("no winner")
+        return super().winner(cards)
+
+
+def test_an_error_of_the_rules_comes_out_of_the_search(engine):
+    """The compiled search asks the kind who takes each trick: what the kind raises comes
+    out of the search as it would from the pure one, and the solver answers again after."""
+    kind = _BrokenRules(Rules(), "7n", ("seat1", "seat2", "seat3"))
+    hands = _hands(seat1="Ac 10h 10d", seat2="Jh Jd 9h", seat3="8c 9c Kc")
+    solver = Solver(kind, kind.active, ["seat1"], True, engine=engine)
+    masks = [hand_mask(hands[seat]) for seat in kind.active]
+    with pytest.raises(LookupError, match="no winner"):
+        solver.value(masks, solver.plan(5, "seat1"))
+    assert solver.value(masks, solver.plan(5, "seat1")) == 1
+
+
+def test_a_solver_dropped_is_freed(engine):
+    """The compiled search holds its solver's methods (the rules' questions) and the solver
+    holds it: the garbage collector must free the pair."""
+    kind = ContractPlay(Rules(), "6s", ("seat1", "seat2", "seat3"))
+    solver = Solver(kind, kind.active, ["seat1"], True, engine=engine)
+    gone = weakref.ref(solver)
+    del solver
+    gc.collect()
+    assert gone() is None
 
 
 def test_an_engine_not_built_is_refused():
