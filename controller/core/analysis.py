@@ -144,10 +144,11 @@ def _reason(entry: dict, kind: str | None, abandoned: bool) -> str | None:
 
 
 def analyse_entry(entry: dict, rules: Rules, players: int, abandoned: bool = False,
-                  full: bool = False) -> DealAnalysis:
+                  full: bool = False, engine: str | None = None) -> DealAnalysis:
     """Analyse one deal of a summary (its entry as ``replay --json`` prints it); ``full``
     values every raspasovka seat's game before every card (``values``), not only around
-    its own cards."""
+    its own cards; ``engine`` picks the solver's search (the tests and the benchmark run
+    both: :data:`~controller.core.double_dummy.ENGINES`)."""
     kind_name = entry.get("kind", KIND_RASPASOVKA)     # a raspasovka-only session's entries have no kind
     reason = _reason(entry, kind_name, abandoned)
     if reason is not None:
@@ -171,7 +172,7 @@ def analyse_entry(entry: dict, rules: Rules, players: int, abandoned: bool = Fal
         return _not_analysed(entry, kind_name, played)
     tricks, winners, hands, prikup = played
     return _solve(entry["number"], kind_name, declarer, kind, active, games, maximise, tricks, winners, hands, prikup,
-                  full)
+                  full, engine)
 
 
 def _read_tricks(entry: dict, kind, active: tuple[str, ...]):
@@ -217,13 +218,13 @@ def _read_tricks(entry: dict, kind, active: tuple[str, ...]):
 
 
 def _solve(number, kind_name, declarer, kind, active, games, maximise, tricks, winners, hands, prikup,
-           full: bool = False) -> DealAnalysis:
+           full: bool = False, engine: str | None = None) -> DealAnalysis:
     """Values of every game before each active card, and the cards' costs.
 
     A contract's one game is valued before every card; a raspasovka seat's game only
     before and after that seat's own cards (``full``: before every card, for the tests'
     running sum)."""
-    solvers = {name: Solver(kind, active, counted, maximise, prikup) for name, counted in games.items()}
+    solvers = {name: Solver(kind, active, counted, maximise, prikup, engine) for name, counted in games.items()}
     zone = {seat: i for i, seat in enumerate(active)}
     masks = [0, 0, 0]
     for seat, hand in hands.items():

@@ -1,4 +1,5 @@
-"""The analysis of played deals: the costs add up, and the deals that cannot be analysed say why."""
+"""The analysis of played deals: the costs add up (with both searches, the pure and the
+compiled), and the deals that cannot be analysed say why."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import pytest
 from contract_games import MixedGame
 from table_script import DEAL_A, Script, config
+from test_double_dummy import ENGINE_PARAMS
 
 from controller.core.analysis import analyse_entry, analysis_from_dict
 from controller.core.config import GameConfig, Rules, Table
@@ -35,13 +37,14 @@ def check_running_sum(result) -> None:
         assert moved == values[-1] == result.played[name]
 
 
+@pytest.mark.parametrize("engine", ENGINE_PARAMS)
 @pytest.mark.parametrize("seed, players, prikup", [(21, 3, "dealer_leads"), (22, 4, "suit_only"),
                                                    (23, 3, "closed")])
-def test_costs_add_up(seed, players, prikup):
+def test_costs_add_up(seed, players, prikup, engine):
     cfg, deals = played_deals(seed, 4, players, prikup=prikup)
     kinds = set()
     for entry in deals:
-        result = analyse_entry(entry, cfg.rules, players, full=True)
+        result = analyse_entry(entry, cfg.rules, players, full=True, engine=engine)
         if not result.analysed:
             continue
         kinds.add(result.kind)
@@ -60,12 +63,13 @@ def test_costs_add_up(seed, players, prikup):
     assert kinds, "no deal was analysed"
 
 
-def test_a_raspasovka_as_written_in_table_script():
+@pytest.mark.parametrize("engine", ENGINE_PARAMS)
+def test_a_raspasovka_as_written_in_table_script(engine):
     """DEAL_A (3 players, dealer seat1): every seat's guarantee and the line for people."""
     script = Script(config())
     script.deal(DEAL_A)
     entry = script.summary["deals"][0]
-    result = analyse_entry(entry, script.cfg.rules, 3, full=True)
+    result = analyse_entry(entry, script.cfg.rules, 3, full=True, engine=engine)
     assert result.analysed and result.kind == "raspasovka"
     assert set(result.best) == {"seat1", "seat2", "seat3"}
     assert result.played == entry["taken"]
