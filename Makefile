@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 
 .PHONY: demo test install bench clean
 
-$(BIN)/preftable: pyproject.toml
+# _dd.c: the compiled double-dummy search, built by the install (optional: no compiler, no build)
+$(BIN)/preftable: pyproject.toml controller/core/_dd.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
@@ -29,4 +30,4 @@ bench: install
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info controller/core/*.so
