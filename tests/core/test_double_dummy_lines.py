@@ -5,8 +5,8 @@ before every card of a random legal line from a random ending to the end of the 
 The table's entries stand for every position whose cards from the lowest one an
 answer rested on upward lie alike; a wrong entry shows as a value that differs from the
 brute force's on a later position of the same line.  ``DD_RANDOM_LINES`` sets how many
-lines of each size to check (the default keeps this file to a few seconds).  Both
-searches, the pure and the compiled (``engine``)."""
+lines of each size to check (the default keeps this file to a few seconds).  Every
+search built, the pure and the compiled (``ENGINES``), against the one brute force."""
 
 from __future__ import annotations
 
@@ -16,18 +16,19 @@ import random
 import pytest
 from contract_games import legal_cards
 from dd_brute import brute_value
-from test_double_dummy import ENGINE_PARAMS, random_ending
+from test_double_dummy import random_ending
 
 from controller.core.deal import PRIKUP
-from controller.core.double_dummy import Solver, card_index, hand_mask
+from controller.core.double_dummy import ENGINES, Solver, card_index, hand_mask
 
 LINES = int(os.environ.get("DD_RANDOM_LINES", "0"))
 
 
-def check_line(rng: random.Random, n: int, engine: str) -> int:
-    """Value one random ending's line card by card; the number of positions checked."""
+def check_line(rng: random.Random, n: int) -> int:
+    """Value one random ending's line card by card, by one solver of each search built (each
+    its table shared along the line) against one brute force; the number of positions checked."""
     kind, hands, counted, maximise, trick, previous, laid, prikup = random_ending(rng, n)
-    solver = Solver(kind, kind.active, counted, maximise, prikup, engine)
+    solvers = [Solver(kind, kind.active, counted, maximise, prikup, engine) for engine in ENGINES]
     checked = 0
     while True:
         order = kind.trick_order(trick, previous)
@@ -43,8 +44,10 @@ def check_line(rng: random.Random, n: int, engine: str) -> int:
             continue
         position = (kind, hands, counted, maximise, trick, previous, list(laid), prikup)
         masks = [hand_mask(hands[seat]) for seat in kind.active]
-        got = solver.value(masks, solver.plan(trick, previous), [card_index(c) for _, c in laid])
-        assert got == brute_value(*position), position
+        expected = brute_value(*position)
+        for solver in solvers:
+            got = solver.value(masks, solver.plan(trick, previous), [card_index(c) for _, c in laid])
+            assert got == expected, (solver.engine, position)
         checked += 1
         led = laid[0][1].suit if laid else None
         card = rng.choice(legal_cards(hands[zone], led, kind.trump))
@@ -52,9 +55,8 @@ def check_line(rng: random.Random, n: int, engine: str) -> int:
         laid.append((zone, card))
 
 
-@pytest.mark.parametrize("engine", ENGINE_PARAMS)
 @pytest.mark.parametrize("n, count, seed", [(3, 300, 11), (4, 40, 12), (5, 4, 13)])
-def test_lines_equal_brute_force(n, count, seed, engine):
+def test_lines_equal_brute_force(n, count, seed):
     rng = random.Random(seed)
-    checked = sum(check_line(rng, n, engine) for _ in range(LINES or count))
+    checked = sum(check_line(rng, n) for _ in range(LINES or count))
     assert checked >= (LINES or count) * 3
