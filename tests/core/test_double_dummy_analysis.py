@@ -11,6 +11,7 @@ from table_script import DEAL_A, Script, config
 from test_double_dummy import ENGINE_PARAMS
 
 from controller.core.analysis import analyse_entry, analysis_from_dict
+from controller.core.double_dummy import ENGINES
 from controller.core.config import GameConfig, Rules, Table
 from controller.core.tracker import DealTracker
 from controller.store.analyses import ANALYSIS, AnalysisFile, deal_key
@@ -42,6 +43,10 @@ def check_running_sum(result) -> None:
                                                    (23, 3, "closed")])
 def test_costs_add_up(seed, players, prikup, engine):
     cfg, deals = played_deals(seed, 4, players, prikup=prikup)
+    if engine != ENGINES[-1]:
+        # the search the table does not run (the pure one beside the compiled): node for node
+        # the same search (test_double_dummy), so its first two deals stand for the rest
+        deals = deals[:2]
     kinds = set()
     for entry in deals:
         result = analyse_entry(entry, cfg.rules, players, full=True, engine=engine)
