@@ -22,7 +22,7 @@ import pytest
 
 from conftest import run as run_child, spawn as spawn_child
 from mqtt_broker import ROOT, RawClient, SimTable, broker, wait_until  # noqa: F401
-from web_table import CHROMIUM, browser_context, wait_live
+from web_table import CHROMIUM, wait_live
 
 pytestmark = [pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
               pytest.mark.timeout(240)]
@@ -32,11 +32,6 @@ sync_api = pytest.importorskip("playwright.sync_api")
 WAIT_S = 60
 SESSION = "2026-12-01T08-00-00Z"
 NAMES = {"seat1": "Anna", "seat2": "<b>Boris</b>", "seat3": "Vera & Co"}
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    yield from browser_context(tmp_path_factory)
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from web_table import CHROMIUM, browser_context
+from web_table import CHROMIUM
 
 pytestmark = [pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
               pytest.mark.timeout(120)]
@@ -17,11 +17,6 @@ sync_api = pytest.importorskip("playwright.sync_api")
 #: the smallest whist number a phone shows, in CSS pixels (body text is 16)
 MIN_WHIST_PX = 8.0
 SCREENS = Path(os.environ.get("PREFTABLE_SCREENS", "/work/wt/screens"))
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    yield from browser_context(tmp_path_factory)
 
 
 def _report(tmp_path):

@@ -20,7 +20,7 @@ import urllib.request
 import pytest
 
 from controller.app.sim import Noise, TableSimulator
-from web_table import CHROMIUM, LiveTable, browser_context, wait_live
+from web_table import CHROMIUM, LiveTable, wait_live
 
 from conftest import eventually
 
@@ -32,14 +32,8 @@ sync_api = pytest.importorskip("playwright.sync_api")
 NAMES = {"seat1": "Anna", "seat2": "<script>alert(1)</script>", "seat3": "Vera & Co"}
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    yield from browser_context(tmp_path_factory)
-
-
 @pytest.fixture
 def page(browser):
-    browser.clear_cookies()
     page = browser.new_page()
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from web_table import CHROMIUM, LiveTable, browser_context, wait_live
+from web_table import CHROMIUM, LiveTable, wait_live
 from conftest import eventually
 
 pytestmark = [pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
@@ -27,14 +27,8 @@ PHONE = {"width": 390, "height": 844}
 SCREENS = Path(os.environ.get("PREFTABLE_SCREENS", "/work/wt/screens"))
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    yield from browser_context(tmp_path_factory)
-
-
 @pytest.fixture
 def page(browser):
-    browser.clear_cookies()
     page = browser.new_page()
     page.set_viewport_size(PHONE)
     yield page

@@ -109,8 +109,8 @@ class LiveTable:
 
 
 def browser_context(tmp_path_factory):
-    """A module's browser (for a ``scope="module"`` fixture): Debian's Chromium, headless,
-    driven by Playwright, closed after the module's tests."""
+    """The tests' browser (the session-scoped ``chromium`` fixture of ``tests/conftest.py``):
+    Debian's Chromium, headless, driven by Playwright, closed after the last test."""
     from playwright import sync_api
 
     with sync_api.sync_playwright() as playwright:
