@@ -20,7 +20,7 @@ import urllib.request
 
 import pytest
 
-from conftest import run as run_child, spawn as spawn_child
+from conftest import cli, spawn as spawn_child
 from mqtt_broker import ROOT, RawClient, SimTable, broker, wait_until  # noqa: F401
 from web_table import CHROMIUM, wait_live
 
@@ -170,10 +170,8 @@ def test_the_club_page_shows_every_table_and_follows_the_deals_live(tmp_path, br
 
 def test_club_web_option_errors_are_one_line(tmp_path, broker):
     """A bad --web value, or a port that is taken, is one line on stderr and exit status 2."""
-    def club(*extra):
-        return run_child([sys.executable, "-m", "controller", "club", "--broker", broker.url,
-                          "--dir", str(tmp_path / "club"), *extra], cwd=ROOT, capture_output=True,
-                         text=True, timeout=60, stdin=subprocess.DEVNULL)
+    def club(*extra):        # in this process: what is asserted is the status and the words
+        return cli(["club", "--broker", broker.url, "--dir", tmp_path / "club", *extra])
     bad = club("--web", "nowhere:port")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--web" in bad.stderr
     taken = club("--web", f"127.0.0.1:{broker.port}")      # the broker holds that port
