@@ -22,7 +22,7 @@ import pytest
 
 from conftest import cli, spawn as spawn_child
 from mqtt_broker import ROOT, RawClient, SimTable, broker, wait_until  # noqa: F401
-from web_table import CHROMIUM, wait_live
+from web_table import CHROMIUM, shot, wait_live
 
 pytestmark = [pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
               pytest.mark.timeout(240)]
@@ -157,7 +157,7 @@ def test_the_club_page_shows_every_table_and_follows_the_deals_live(tmp_path, br
         for width in (360, 1280):
             page.set_viewport_size({"width": width, "height": 900})
             overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-            page.screenshot(path=str(tmp_path / f"club-{width}.png"), full_page=True)
+            shot(page, f"club-{width}")
             assert overflow <= 0, f"{overflow} px of horizontal overflow at {width} px"
     finally:
         if raw is not None:
