@@ -5,13 +5,12 @@ deal's line and the club page shows it."""
 
 from __future__ import annotations
 
-import functools
 import json
 
 import pytest
 
 from mqtt_broker import SimTable, broker, club_factory, wait_until  # noqa: F401  (fixtures)
-from table_script import DEAL_A, Script, config
+from table_script import DEAL_A, Script, config, deal_a_analysis
 
 from controller.app.club import Club
 from controller.app.club_view import ANALYSIS_CHARS, analysis_line
@@ -26,19 +25,11 @@ SESSION = "2026-12-01T18-00-00Z"
 
 
 def played_deal():
-    """One raspasovka played to its tenth trick, its summary entry and its analysis (the
-    double-dummy search of the same deal, about a CPU second, made once for the module)."""
+    """One raspasovka played to its tenth trick, its summary entry and its analysis."""
     script = Script(config())
     script.deal(DEAL_A)
     entry = script.tracker.records[0].entry
-    return script, entry, _analysis()
-
-
-@functools.cache
-def _analysis():
-    script = Script(config())
-    script.deal(DEAL_A)
-    return analyse_entry(script.tracker.records[0].entry, script.cfg.rules, 3)
+    return script, entry, deal_a_analysis()
 
 
 # --------------------------------------------------------------------------- the pulka report
