@@ -305,6 +305,28 @@ def children():
         end(proc)
 
 
+@pytest.fixture(scope="session")
+def chromium(tmp_path_factory):
+    """Debian's Chromium driven by Playwright (``tests/app/web_table.py``), one for the whole
+    run of a test process: its launch costs about two CPU seconds, a page a fraction of one.
+    Tests take it through :func:`browser`."""
+    from web_table import browser_context
+
+    yield from browser_context(tmp_path_factory)
+
+
+@pytest.fixture
+def browser(chromium):
+    """The shared browser as if fresh for the test: no cookies of an earlier one, and the
+    pages the test opens closed after it, passed or failed."""
+    chromium.clear_cookies()
+    before = set(chromium.pages)
+    yield chromium
+    for page in chromium.pages:
+        if page not in before:
+            page.close()
+
+
 def pytest_sessionfinish(session, exitstatus):
     """No child outlives the run, whatever a test or harness forgot."""
     for proc in list(_LIVE):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from controller.core.config import GameConfig, Rules, Table
 from controller.core.events import BID, BUTTON, CONTRACT, PLACED, REMOVED, WHIST, WHIST_MODE, TableEvent, control
 from controller.core.cards import parse_card
@@ -140,3 +142,15 @@ def rotate_deal(tricks, mapping: dict[str, str]):
     """DEAL_A with seats renamed (e.g. to deal it from another dealer)."""
     return [tuple(f"{mapping.get(p.split(':')[0], p.split(':')[0])}:{p.split(':')[1]}" for p in trick)
             for trick in tricks]
+
+
+@functools.cache
+def deal_a_analysis():
+    """The double-dummy analysis of :data:`DEAL_A` played on :func:`config`'s table (about a CPU
+    second of search), made once per test process for the tests that show or store it: the
+    same events give the same summary entry, so the same analysis."""
+    from controller.core.analysis import analyse_entry
+
+    script = Script(config())
+    script.deal(DEAL_A)
+    return analyse_entry(script.tracker.records[0].entry, script.cfg.rules, 3)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 from table_script import DEAL_A, event_lines
+
+import conftest
 
 from controller.core.config import GameConfig, Rules, Table
 from controller.store.analyses import ANALYSIS, deal_key
@@ -18,8 +19,8 @@ from contract_games import MixedGame  # noqa: E402
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "controller", *map(str, args)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    """``preftable ARGS`` called in this process: its exit status, stdout and stderr (log lines included)."""
+    return conftest.cli(args)
 
 
 def contract_session(folder: Path) -> Path:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from table_script import DEAL_A, Script, config
+from table_script import DEAL_A, Script, config, deal_a_analysis
 
 from controller.app.web import WebConfig
 from controller.app.web.output import WebOutput
-from controller.core.analysis import analyse_entry
 from controller.store.analyses import AnalysisFile
 
 
@@ -39,7 +38,7 @@ def test_an_analysis_written_after_the_last_event_is_published_at_the_next_tick(
     output.tick(1.0)                                    # nothing new: nothing published
     assert len(server.states) == 1
 
-    result = analyse_entry(entry, script.cfg.rules, 3)
+    result = deal_a_analysis()
     AnalysisFile(tmp_path).append(entry, result)        # the analyst, a moment later; no event since
     output.tick(2.0)
     assert len(server.states) == 2 and server.states[1]["analysis"] == {"1": result.line()}

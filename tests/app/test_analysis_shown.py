@@ -10,7 +10,7 @@ import json
 import pytest
 
 from mqtt_broker import SimTable, broker, club_factory, wait_until  # noqa: F401  (fixtures)
-from table_script import DEAL_A, Script, config
+from table_script import DEAL_A, Script, config, deal_a_analysis
 
 from controller.app.club import Club
 from controller.app.club_view import ANALYSIS_CHARS, analysis_line
@@ -29,7 +29,7 @@ def played_deal():
     script = Script(config())
     script.deal(DEAL_A)
     entry = script.tracker.records[0].entry
-    return script, entry, analyse_entry(entry, script.cfg.rules, 3)
+    return script, entry, deal_a_analysis()
 
 
 # --------------------------------------------------------------------------- the pulka report

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from table_script import DEAL_A, Script, config
+from table_script import DEAL_A, Script, config, deal_a_analysis
 from conftest import wait_until
 
 from controller.app.analyst import Analyst
@@ -81,13 +81,12 @@ def test_the_history_shows_each_deals_analysis_line(tmp_path):
     """The live page's History: a deal's line from analysis.jsonl under its summary."""
     from controller.app.web.output import WebOutput
     from controller.app.web.pages import Pages
-    from controller.core.analysis import analyse_entry
     from controller.store.analyses import AnalysisFile, AnalysisLines
 
     script = Script(config())
     script.deal(DEAL_A)
     entry = script.tracker.records[0].entry
-    result = analyse_entry(entry, script.cfg.rules, 3)
+    result = deal_a_analysis()
     AnalysisFile(tmp_path).append(entry, result)
     output = WebOutput.__new__(WebOutput)
     output._analysis_lines = AnalysisLines()

@@ -20,9 +20,9 @@ import urllib.request
 
 import pytest
 
-from conftest import run as run_child, spawn as spawn_child
+from conftest import cli, spawn as spawn_child
 from mqtt_broker import ROOT, RawClient, SimTable, broker, wait_until  # noqa: F401
-from web_table import CHROMIUM, browser_context, wait_live
+from web_table import CHROMIUM, shot, wait_live
 
 pytestmark = [pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
               pytest.mark.timeout(240)]
@@ -32,11 +32,6 @@ sync_api = pytest.importorskip("playwright.sync_api")
 WAIT_S = 60
 SESSION = "2026-12-01T08-00-00Z"
 NAMES = {"seat1": "Anna", "seat2": "<b>Boris</b>", "seat3": "Vera & Co"}
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    yield from browser_context(tmp_path_factory)
 
 
 @pytest.fixture
@@ -162,7 +157,7 @@ def test_the_club_page_shows_every_table_and_follows_the_deals_live(tmp_path, br
         for width in (360, 1280):
             page.set_viewport_size({"width": width, "height": 900})
             overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
-            page.screenshot(path=str(tmp_path / f"club-{width}.png"), full_page=True)
+            shot(page, f"club-{width}")
             assert overflow <= 0, f"{overflow} px of horizontal overflow at {width} px"
     finally:
         if raw is not None:
@@ -175,10 +170,8 @@ def test_the_club_page_shows_every_table_and_follows_the_deals_live(tmp_path, br
 
 def test_club_web_option_errors_are_one_line(tmp_path, broker):
     """A bad --web value, or a port that is taken, is one line on stderr and exit status 2."""
-    def club(*extra):
-        return run_child([sys.executable, "-m", "controller", "club", "--broker", broker.url,
-                          "--dir", str(tmp_path / "club"), *extra], cwd=ROOT, capture_output=True,
-                         text=True, timeout=60, stdin=subprocess.DEVNULL)
+    def club(*extra):        # in this process: what is asserted is the status and the words
+        return cli(["club", "--broker", broker.url, "--dir", tmp_path / "club", *extra])
     bad = club("--web", "nowhere:port")
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "--web" in bad.stderr
     taken = club("--web", f"127.0.0.1:{broker.port}")      # the broker holds that port

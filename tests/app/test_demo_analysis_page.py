@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import wait_until
-from web_table import CHROMIUM, browser_context
+from web_table import CHROMIUM
 
 from controller.app.demo import run_demo
 from controller.app.options import DEFAULT_SPEED
@@ -80,11 +80,6 @@ class HoldAtSecondDeal:
 
     def close(self) -> None:
         self.go.set()
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    yield from browser_context(tmp_path_factory)
 
 
 def test_the_demo_analyses_each_deal_and_the_history_shows_its_line(browser, tmp_path):

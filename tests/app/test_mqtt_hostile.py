@@ -49,13 +49,10 @@ def test_a_symlinked_session_folder_is_not_published(tmp_path):
 
 # --- the board's command: an unreachable broker, Ctrl-C ------------------------------------------
 
-def _club(*args, **kw):
-    import sys
-
-    from conftest import run
-    from mqtt_broker import ROOT
-    return run([sys.executable, "-m", "controller", "club", *map(str, args)], cwd=ROOT,
-               capture_output=True, text=True, timeout=60, **kw)
+def _club(*args):
+    """``preftable club ARGS`` called in this process: its status, stdout and stderr."""
+    from conftest import cli
+    return cli(["club", *args])
 
 
 def test_club_with_an_unreachable_broker_at_start_is_one_line_and_exit_2(tmp_path):

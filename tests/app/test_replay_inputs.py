@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from conftest import cli
 
 from controller.app.sim import Noise, TableSimulator, make_deck
 from controller.core.config import GameConfig
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
 def replay(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "controller", "replay", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+    """``preftable replay ARGS`` called in this process: its status, stdout and stderr."""
+    return cli(["replay", *args])
 
 
 def test_an_empty_file_is_one_line_and_status_2(tmp_path):

@@ -4,11 +4,10 @@ whole ("dealer", never "dea ler") and the sheet's whist numbers stay readable.""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
-from web_table import CHROMIUM, browser_context
+from web_table import CHROMIUM, shot
 
 pytestmark = [pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
               pytest.mark.timeout(120)]
@@ -16,12 +15,6 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 #: the smallest whist number a phone shows, in CSS pixels (body text is 16)
 MIN_WHIST_PX = 8.0
-SCREENS = Path(os.environ.get("PREFTABLE_SCREENS", "/work/wt/screens"))
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    yield from browser_context(tmp_path_factory)
 
 
 def _report(tmp_path):
@@ -56,7 +49,6 @@ def test_the_report_on_a_phone_keeps_words_whole_and_whists_readable(browser, tm
             .filter(t => t.textContent.trim()).map(t => parseFloat(t.getAttribute('font-size'))
                 * t.ownerSVGElement.getScreenCTM().a)""")
         assert sizes and min(sizes) >= MIN_WHIST_PX, sorted(sizes)[:5]
-        page.screenshot(path=str(SCREENS / "report-phone.png") if SCREENS.is_dir() else str(tmp_path / "p.png"),
-                        full_page=True)
+        shot(page, "report-phone")
     finally:
         page.close()

@@ -102,8 +102,9 @@ def test_demo_web_takes_a_port_or_host_and_port():
     for bad in ("nowhere:port", "0.0.0.0:70000", "70000"):
         with pytest.raises(argparse.ArgumentTypeError):
             web_address(bad)
-    run = subprocess.run([sys.executable, "-m", "controller", "demo", "--web", "0.0.0.0:99999"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60)
+    from conftest import cli
+
+    run = cli(["demo", "--web", "0.0.0.0:99999"])         # refused before anything starts
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "--web" in run.stderr
 
 

@@ -18,7 +18,7 @@ from controller.store.gamelog import SessionLog
 from controller.app.settings import load_settings
 from controller.app.sim import Noise, TableSimulator
 from controller.core.tracker import DealTracker
-from conftest import eventually, fork_main, run as run_child, spawn as spawn_child, wait_until
+from conftest import cli, eventually, fork_main, spawn as spawn_child, wait_until
 from resume_check import cut_and_resume
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,8 +179,7 @@ def test_unwritable_log_dir_is_a_clear_error(tmp_path):
     else:
         target = tmp_path / "ro" / "logs"
         (tmp_path / "ro").mkdir(mode=0o500)
-    proc = run_child([sys.executable, "-m", "controller", "run", "--log-dir", str(target)],
-                     cwd=ROOT, capture_output=True, text=True, timeout=30)
+    proc = cli(["run", "--log-dir", target])
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "cannot create a session folder" in proc.stderr
     assert "Traceback" not in proc.stderr

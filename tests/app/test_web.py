@@ -20,7 +20,7 @@ import urllib.request
 import pytest
 
 from controller.app.sim import Noise, TableSimulator
-from web_table import CHROMIUM, LiveTable, browser_context, wait_live
+from web_table import CHROMIUM, LiveTable, shot, wait_live
 
 from conftest import eventually
 
@@ -32,14 +32,8 @@ sync_api = pytest.importorskip("playwright.sync_api")
 NAMES = {"seat1": "Anna", "seat2": "<script>alert(1)</script>", "seat3": "Vera & Co"}
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    yield from browser_context(tmp_path_factory)
-
-
 @pytest.fixture
 def page(browser):
-    browser.clear_cookies()
     page = browser.new_page()
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
@@ -169,12 +163,12 @@ def test_no_horizontal_overflow_and_screenshots(page, tmp_path, width, players):
     names = dict(NAMES, seat4="Grigory Aleksandrovich Pechorin") if players == 4 else NAMES
     table = LiveTable(tmp_path / "logs", names=names, players=players)
     try:
-        check_no_overflow(page, table, tmp_path, width)
+        check_no_overflow(page, table, width)
     finally:
         table.close()
 
 
-def check_no_overflow(page, table, tmp_path, width):
+def check_no_overflow(page, table, width):
     page.set_viewport_size({"width": width, "height": 800})
     page.goto(table.url)
     wait_live(page)
@@ -191,8 +185,7 @@ def check_no_overflow(page, table, tmp_path, width):
         assert measured["scroll"] <= measured["client"], (path, measured)
         assert measured["widest"] <= measured["client"] + 0.5, (path, measured)
         name = "table" if path == "/" else path.strip("/")
-        page.screenshot(path=str(tmp_path / f"{name}-{width}-p{len(table.seats)}.png"), full_page=True)
-    print(f"screenshots in {tmp_path}")
+        shot(page, f"{name}-{width}-p{len(table.seats)}")
 
 
 def test_a_player_called_script_is_shown_as_text(page, table):
@@ -293,10 +286,10 @@ def test_the_reports_pulka_html_is_the_same_responsive_page_from_a_file(page, tm
     svg = page.locator("figure svg").bounding_box()
     assert svg["width"] <= width and svg["width"] >= min(width, 760) - 60     # the sheet uses the width
     assert page.locator("#settlement tr").count() == 4 and page.locator("#deals tr").count() == 5
-    page.screenshot(path=str(tmp_path / f"pulka-html-{width}.png"), full_page=True)
+    shot(page, f"pulka-html-{width}")
 
 
-def test_dark_mode_is_followed(page, table, tmp_path):
+def test_dark_mode_is_followed(page, table):
     page.emulate_media(color_scheme="dark")
     page.set_viewport_size({"width": 360, "height": 800})
     page.goto(table.url)
@@ -306,7 +299,7 @@ def test_dark_mode_is_followed(page, table, tmp_path):
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     text = page.evaluate("getComputedStyle(document.body).color")
     assert background == "rgb(18, 21, 27)" and text == "rgb(230, 230, 230)"
-    page.screenshot(path=str(tmp_path / "table-dark-360.png"), full_page=True)
+    shot(page, "table-dark-360")
     page.emulate_media(color_scheme="light")
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(246, 244, 238)"
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 import tomllib
 import os
-from pathlib import Path
 
 import pytest
 
-from web_table import CHROMIUM, LiveTable, browser_context, wait_live
+from web_table import CHROMIUM, LiveTable, shot, wait_live
 from conftest import eventually
 
 pytestmark = [pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's chromium is not installed"),
@@ -24,17 +23,10 @@ pytestmark = [pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Debian's 
 sync_api = pytest.importorskip("playwright.sync_api")
 
 PHONE = {"width": 390, "height": 844}
-SCREENS = Path(os.environ.get("PREFTABLE_SCREENS", "/work/wt/screens"))
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    yield from browser_context(tmp_path_factory)
 
 
 @pytest.fixture
 def page(browser):
-    browser.clear_cookies()
     page = browser.new_page()
     page.set_viewport_size(PHONE)
     yield page
@@ -47,11 +39,6 @@ def table(tmp_path):
     live = LiveTable(tmp_path / "logs", rules=Rules(bidding=True))
     yield live
     live.close()
-
-
-def shot(page, name: str) -> None:
-    if SCREENS.is_dir():
-        page.screenshot(path=str(SCREENS / f"{name}.png"), full_page=True)
 
 
 def unlock(page, table) -> None:

@@ -7,6 +7,7 @@ Not a test module: ``tests/app/test_web.py`` and ``bench/bench_web.py`` import i
 
 from __future__ import annotations
 
+import os
 import tempfile
 import threading
 import time
@@ -24,6 +25,8 @@ from firmware_bridge.codec import FrameError, decode_line
 from firmware_bridge.emulator import HubEmulator
 
 CHROMIUM = "/usr/bin/chromium"
+#: where the web tests leave their screenshots for the people reviewing the pages, when that folder exists
+SCREENS = Path(os.environ.get("PREFTABLE_SCREENS", "/work/wt/screens"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -109,8 +112,8 @@ class LiveTable:
 
 
 def browser_context(tmp_path_factory):
-    """A module's browser (for a ``scope="module"`` fixture): Debian's Chromium, headless,
-    driven by Playwright, closed after the module's tests."""
+    """The tests' browser (the session-scoped ``chromium`` fixture of ``tests/conftest.py``):
+    Debian's Chromium, headless, driven by Playwright, closed after the last test."""
     from playwright import sync_api
 
     with sync_api.sync_playwright() as playwright:
@@ -126,6 +129,13 @@ def launch_browser(playwright, user_data_dir: str | None = None):
     folder = user_data_dir or tempfile.mkdtemp(prefix="preftable-chromium-")
     return playwright.chromium.launch_persistent_context(folder, executable_path=CHROMIUM, args=CHROMIUM_ARGS,
                                                          headless=True)
+
+
+def shot(page, name: str) -> None:
+    """The whole page as ``SCREENS/NAME.png`` if that folder exists: a picture for a reviewer's
+    eyes, which no test reads, so it is not drawn when nobody asked for it."""
+    if SCREENS.is_dir():
+        page.screenshot(path=str(SCREENS / f"{name}.png"), full_page=True)
 
 
 def wait_live(page, timeout_ms: float = 15000) -> None:

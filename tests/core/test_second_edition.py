@@ -773,10 +773,8 @@ def test_the_cli_replays_result_lines_and_claims_and_reports_a_malformed_claim(t
     """``preftable replay --json`` of the lines as the table writes them: the same summary
     as the tracker's; a claim line whose tricks are not whole numbers is reported with its
     line number and skipped (FORMATS.md: never stops a replay)."""
-    import subprocess
-    import sys
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[2]
+    from conftest import cli
+
     played = played_deal(13, "7s")
     s = Edition2(config())
     s.result("seat2", "7s")
@@ -789,8 +787,7 @@ def test_the_cli_replays_result_lines_and_claims_and_reports_a_malformed_claim(t
     lines.insert(len(lines) - 1, bad)            # before the confirm
     events = tmp_path / "table-events.jsonl"
     events.write_text("\n".join(lines) + "\n")
-    res = subprocess.run([sys.executable, "-m", "controller", "replay", str(events), "--json"],
-                         capture_output=True, text=True, cwd=root, timeout=120)
+    res = cli(["replay", events, "--json"])
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout) == json.loads(json.dumps(s.summary))
     assert f"{events}:{len(lines) - 1}: skipped: field 'tricks'" in res.stderr

@@ -5,15 +5,13 @@ import logging
 import os
 import signal
 import subprocess
-import sys
 
 import pytest
 
-from conftest import cli, fork_main, run as run_child
+from conftest import cli, fork_main
 from controller.store.gamelog import SessionLog
 
-from played import (GAME, ROOT, consistent, events, new_session, store_warnings,
-                    table_lines)
+from played import GAME, consistent, events, new_session, store_warnings, table_lines
 
 BIG_T = "1" + "0" * 400
 
@@ -98,8 +96,7 @@ def test_replay_skips_a_401_digit_t_with_one_line(tmp_path):
 def test_hub_emulator_script_skips_a_401_digit_t(tmp_path):
     path = tmp_path / "e.jsonl"
     path.write_text('{"t": %s, "zone": "prikup", "event": "placed", "card": "7s"}\n' % BIG_T)
-    res = run_child([sys.executable, "-m", "controller", "hub-emulator", "--script", str(path)],
-                    cwd=ROOT, input="quit\n", capture_output=True, text=True, timeout=60)
+    res = cli(["hub-emulator", "--script", path], input="quit\n")
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr and "e.jsonl:1:" in res.stderr
 
