@@ -24,7 +24,7 @@ from firmware_bridge.codec import Frame, FrameParser, encode
 from firmware_bridge.emulator import HubEmulator
 from firmware_bridge.link import HubLink, describe_open_error, open_port
 
-from conftest import eventually
+from conftest import BOUND, eventually
 
 ZONES = ["seat1", "seat2", "seat3", "prikup"]
 A, B, C, D = "04A2B11C6F5E80", "DEADBEEF", "00112233445566778899", "CAFEF00D"
@@ -440,7 +440,7 @@ def test_socket_url():
         # the picture changes before its events reach the sink: wait for both
         assert wait_for(lambda: link.picture() == [None, None, C, None] and events)
         assert simple(events) == [("placed", "seat3", C)]
-        assert link.set_led(0, "00FF00").wait(1) and emu.leds[0] == "00FF00"
+        assert link.set_led(0, "00FF00").wait(BOUND) and emu.leds[0] == "00FF00"
     finally:
         link.stop()
         emu.close()
@@ -479,7 +479,7 @@ def test_commands_ack_nak_and_state_recorded():
     with rig(link_kwargs=dict(FAST_LINK, monotonic=VirtualClock())) as (emu, link, events, statuses):
         cmds = [link.set_led(2, "#ff8000"), link.text(0, "Anna  7\u2660 Q\u2665  $*"), link.beep(120),
                 link.configure("absent_ms", 40), link.set_led(99, "000000"), link.configure("colour", 3)]
-        assert all(c.wait(2) for c in cmds)
+        assert all(c.wait(BOUND) for c in cmds)
         assert [c.state for c in cmds] == ["acked"] * 4 + ["nacked"] * 2
         assert cmds[4].reason == "BADARG"
         assert emu.leds == {2: "FF8000"}
@@ -495,8 +495,8 @@ def test_commands_ack_nak_and_state_recorded():
 
 def test_text_keeps_spaces_and_blank_rows():
     with rig() as (emu, link, events, statuses):
-        assert link.text(1, "  two  spaces ").wait(1)
-        assert link.text(2, "").wait(1)
+        assert link.text(1, "  two  spaces ").wait(BOUND)
+        assert link.text(2, "").wait(BOUND)
         assert emu.text_rows == {1: "  two  spaces ", 2: ""}
 
 
@@ -513,7 +513,7 @@ def test_command_resent_with_new_seq_then_acked():
         for tries in (1, 2):
             sent(emu, "BEEP", tries)
             clock.advance(FAST_LINK["reply_timeout"] * 2)   # no ACK: the link tries again
-        assert cmd.wait(5)
+        assert cmd.wait(BOUND)
         assert cmd.state == "acked" and cmd.attempts == 3
         assert len(set(cmd.seqs)) == 3
         beeps = [f for f in emu.received if f.verb == "BEEP"]
@@ -526,7 +526,7 @@ def test_command_reported_after_three_resends():
     with rig() as (emu, link, events, statuses):
         emu.ignore_commands(10)
         cmd = link.set_led(1, "0000FF")
-        assert cmd.wait(10)
+        assert cmd.wait(BOUND)
         assert cmd.state == "failed" and cmd.attempts == 4
         assert len([f for f in emu.received if f.verb == "LED"]) == 4
         assert any("did not answer LED 1 0000FF" in s for s in statuses)
@@ -547,7 +547,7 @@ def test_commands_wait_for_the_link_and_display_survives_a_reboot():
         assert wait_for(lambda: link.counters["open_failures"] >= 2)   # the link tried, and waits on
         assert first.state == "superseded" and cmd.state == "queued"
         emu.replug()
-        assert cmd.wait(3) and led.wait(3)
+        assert cmd.wait(BOUND) and led.wait(BOUND)
         assert emu.text_rows == {0: "waiting"} and emu.leds == {0: "FF0000"}
         emu.reboot()                                  # the hub forgets its display...
         assert wait_for(lambda: emu.text_rows == {0: "waiting"} and emu.leds == {0: "FF0000"})
@@ -766,7 +766,7 @@ def test_real_hub_handshake():
     with link:
         assert link.wait_ready(5), statuses
         assert link.hub_info.proto == 1 and len(link.hub_info.boot_id) == 8
-        assert link.beep(20).wait(2)
+        assert link.beep(20).wait(BOUND)
 
 
 def test_reader_fault_is_reported_with_its_zone():
@@ -1004,6 +1004,6 @@ def test_a_cfg_acked_is_already_in_the_emulators_cfg():
 
         hub.step = slow_step
         cmd = link.configure("absent_ms", 45)
-        assert cmd.wait(5) and cmd.state == "acked"
+        assert cmd.wait(BOUND) and cmd.state == "acked"
         assert emu.cfg == {"absent_ms": 45}
         held.set()
