@@ -20,11 +20,12 @@ install: $(BIN)/preftable
 demo: install
 	$(BIN)/preftable demo
 
-# two workers (pytest-xdist), one a core: the suite's tests share nothing (on two idle
-# cores 119 s, against 216 s serial).  Four workers were faster still (102 s), but with two
-# busy processes beside them the fault soak's real-time service fell behind its players
+# three workers (pytest-xdist) on the two cores: the suite's tests share nothing, and a test
+# waiting on a child process or a browser leaves its core to another.  Beside two busy
+# processes, one run each: 140 s with two workers, 125 s with three, 114 s with four; three
+# keep the margin while loading each test's real-time parts (a link, a broker) less than four
 test: install
-	$(BIN)/python -m pytest -q -n 2
+	$(BIN)/python -m pytest -q -n 3
 
 bench: install
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
