@@ -26,7 +26,6 @@ import os
 import stat
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
