@@ -216,6 +216,20 @@ def test_a_trump_lead_stops_the_ruff(engine):
     assert _both(engine, kind, hands, ["seat3"], True, previous="seat3") == (1, 1)
 
 
+def test_a_trump_coup_the_tenace_behind_the_trumps_the_lead_through_them(engine):
+    """The ending a trump coup plays for, made by seed 003's duty to trump («при отсутствии –
+    козыря»): seat3 plays 6♥ with the A♥ Q♥ behind seat2's K♥ J♥, seat1 holds clubs alone.
+    seat1 leads a club: seat2, void, must ruff, and whichever heart he ruffs with seat3
+    takes it and the next: both tricks.  seat2 on lead can only lead into the tenace: both
+    again.  seat3 on lead must lead from it himself, and the K♥ takes one."""
+    active = ("seat1", "seat2", "seat3")
+    kind = ContractPlay(Rules(), "6h", active)
+    hands = _hands(seat1="7c 8c", seat2="Kh Jh", seat3="Ah Qh")
+    assert _both(engine, kind, hands, ["seat3"], True, previous="seat1") == (2, 2)
+    assert _both(engine, kind, hands, ["seat3"], True, previous="seat2") == (2, 2)
+    assert _both(engine, kind, hands, ["seat3"], True, previous="seat3") == (1, 1)
+
+
 def test_a_long_suit_set_up_by_dropping_a_singleton(engine):
     """seat3 plays 7NT with A♦ J♦ 9♦ 8♦: one top card.  seat1's Q♦ stands alone, so the
     A♦ led fells it and the J♦ 9♦ 8♦ are then the only diamonds left: all four tricks.
