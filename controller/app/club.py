@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..core.errors import ConfigError
+from . import stop_signals
 from .mqtt_config import (DEFAULT_PREFIX, check_topic_level, check_topic_prefix, make_client, parse_broker_url,
                           read_password_file, topic)
 # The mirror and the table views live beside the board; their names stay importable from here.
@@ -404,27 +405,26 @@ def cmd_club(args: argparse.Namespace) -> int:
         signals.append(signum)
         stop.set()
 
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_term)
     tty = sys.stdout.isatty()
     shown = None
-    try:
-        club.start(reachable=True)          # an unreachable broker: one line, exit 2
-        if not club.wait_connected(FIRST_CONNECT_S, stop):
-            sys.stderr.write(f"preftable: interrupted before {club.broker.url} answered\n")
-            return 130
-        while True:                          # at most one redraw a second, only when it changed
-            text = club.text()
-            if text != shown:
-                shown = text
-                _show(text, tty)
-            if stop.is_set():
-                break                        # the board as it was at the end, drawn once more
-            stop.wait(REDRAW_S)
-    finally:
-        club.stop()
-        if page is not None:
-            page.stop()
+    with stop_signals.handling(on_term):
+        try:
+            club.start(reachable=True)          # an unreachable broker: one line, exit 2
+            if not club.wait_connected(FIRST_CONNECT_S, stop):
+                sys.stderr.write(f"preftable: interrupted before {club.broker.url} answered\n")
+                return 130
+            while True:                          # at most one redraw a second, only when it changed
+                text = club.text()
+                if text != shown:
+                    shown = text
+                    _show(text, tty)
+                if stop.is_set():
+                    break                        # the board as it was at the end, drawn once more
+                stop.wait(REDRAW_S)
+        finally:
+            club.stop()
+            if page is not None:
+                page.stop()
     how = "Ctrl-C" if signal.SIGINT in signals else "SIGTERM"
     sys.stderr.write(f"preftable: club board stopped ({how}); the mirrors are in {mirror_dir}\n")
     return 0

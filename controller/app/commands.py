@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import PreftableError
+from . import stop_signals
 
 log = logging.getLogger("preftable")
 
@@ -48,9 +49,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if service is not None:
             service.stop()
 
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_term)
-    with backends.open_pins(settings) as pins:
+    with stop_signals.handling(on_term), backends.open_pins(settings) as pins:
         gpio = backends.section_module("gpio")
         buttons = gpio.buttons(settings.section("gpio"), pins)
         service = TableService(settings, deck, log_dir, buttons=buttons, on_finished=print_summary)

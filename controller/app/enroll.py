@@ -36,7 +36,7 @@ from ..core.errors import ConfigError, DeckError
 from ..core.events import PLACED, REMOVED, TableEvent, placed, removed
 from ..core.tokens import TOKENS
 from ..core.view import DISPLAY_COLS, DISPLAY_ROWS, ERROR, TURN, Indications
-from . import backends
+from . import backends, stop_signals
 from .backends import ReaderSource
 
 log = logging.getLogger(__name__)
@@ -478,18 +478,15 @@ def cmd_enroll(args: argparse.Namespace, *, stream=None) -> int:
             log.info("signal %d: stopping the enrolment", signum)
             runner.stop()
 
-        main_thread = threading.current_thread() is threading.main_thread()
-        old_term = signal.signal(signal.SIGTERM, on_term) if main_thread else None
         try:
-            complete = runner.run()
+            with stop_signals.handling(on_term, (signal.SIGTERM,)):     # Ctrl-C: KeyboardInterrupt, below
+                complete = runner.run()
         except KeyboardInterrupt:
             save_deck(path, enrolment.deck)       # in case Ctrl-C fell between a card and its save
             sys.stderr.write(f"preftable: enrolment interrupted: {enrolment.progress} {what} saved in {path}; "
                              f"{resume}\n")
             return EXIT_INTERRUPTED
         finally:
-            if main_thread:
-                signal.signal(signal.SIGTERM, old_term)
             runner.close()
     if not complete:
         sys.stderr.write(f"preftable: enrolment stopped: {enrolment.progress} {what} saved in {path}; {resume}\n")
