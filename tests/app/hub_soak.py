@@ -369,7 +369,12 @@ class SoakTable:
     # ------------------------------------------------------------------ play
 
     def play(self) -> None:
+        # the players lay their first cards once the table says the hub is connected, as at a
+        # real table: READY=1 comes when the session is open, which can be before the link has
+        # opened its port, and an edge sent before that is lost (see wait_connected)
+        connects = self.said(CONNECTED)
         self.start()
+        self.wait_connected(connects)
         pending = list(self.faults)
         last_zone: dict[str, str] = {}         # where each tag was last laid
         for i, event in enumerate(self.events):
