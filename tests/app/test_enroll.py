@@ -229,9 +229,15 @@ def test_interrupted_enrolment_keeps_every_card_and_says_how_to_resume(tmp_path,
         action = lambda: os.kill(os.getpid(), signal.SIGTERM)   # noqa: E731
     else:
         action = _thread.interrupt_main
-    watcher = _when_cards(deck, 3, action)
-    rc = run_cli(["enroll", "--deck", str(deck), "--config", sim_config(tmp_path, speed=20)])
-    watcher.join(5)
+    # Ctrl-C at a terminal reaches a Python that handles SIGINT: this test process may have
+    # been started with it ignored (a runner's background job), where interrupt_main does nothing
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        watcher = _when_cards(deck, 3, action)
+        rc = run_cli(["enroll", "--deck", str(deck), "--config", sim_config(tmp_path, speed=20)])
+        watcher.join(5)
+    finally:
+        signal.signal(signal.SIGINT, old_int)
     assert rc == code
     err = capsys.readouterr().err
     assert f"preftable enroll --deck {deck}" in err and "again to continue" in err
