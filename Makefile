@@ -20,12 +20,11 @@ install: $(BIN)/preftable
 demo: install
 	$(BIN)/preftable demo
 
-# three workers (pytest-xdist) on the two cores: the suite's tests share nothing, and a test
-# waiting on a child process or a browser leaves its core to another.  Beside two busy
-# processes, one run each: 140 s with two workers, 125 s with three, 114 s with four; three
-# keep the margin while loading each test's real-time parts (a link, a broker) less than four
+# four workers (pytest-xdist) on the two cores: the suite's tests share nothing, and a test
+# waiting on a child process, a browser or a broker leaves its core to another.  Three runs
+# in a row beside two busy processes: 129-138 s with four workers, 142-162 s with three
 test: install
-	$(BIN)/python -m pytest -q -n 3
+	$(BIN)/python -m pytest -q -n 4
 
 bench: install
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
